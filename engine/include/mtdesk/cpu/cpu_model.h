@@ -1,0 +1,36 @@
+#pragma once
+// The CPU reference implementation of the decoder (fp32 compute, OpenBLAS matrix products).
+// Reference for the order of operations: transformers' modeling_hunyuan_v1_dense.py,
+// modeling_llama.py, modeling_qwen2.py, modeling_qwen3.py.
+
+#include <memory>
+
+#include "mtdesk/model/model_dir.h"
+#include "mtdesk/runtime/causal_lm.h"
+
+namespace mtdesk {
+
+/// Decoder-only transformer on the CPU. Weights are converted to fp32 at load.
+/// Thread count: OpenBLAS's own (OPENBLAS_NUM_THREADS) for matrix products, `threads` (0 = all
+/// hardware threads) for attention.
+class CpuModel : public CausalLM {
+public:
+    /// Builds the model from an opened, validated directory. Throws Error on inconsistency.
+    static std::unique_ptr<CpuModel> load(const ModelDir& dir, int threads = 0);
+    ~CpuModel() override;
+
+    const ModelConfig& config() const noexcept override;
+    std::unique_ptr<KvState> new_state(int max_positions) const override;
+    void forward(KvState& state, std::span<const int32_t> tokens, std::span<float> logits,
+                 bool all_positions) override;
+
+    /// Bytes of fp32 weights held.
+    std::size_t weight_bytes() const noexcept;
+
+private:
+    CpuModel();
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mtdesk

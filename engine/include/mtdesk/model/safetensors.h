@@ -1,0 +1,101 @@
+#pragma once
+// Memory-mapped safetensors files, single or sharded.
+// Format: https://github.com/huggingface/safetensors (8-byte little-endian header length N,
+// N bytes of JSON {name: {dtype, shape, data_offsets:[begin,end]}, "__metadata__": {...}},
+// then the data buffer; offsets are relative to the start of the buffer).
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mtdesk/model/dtype.h"
+
+namespace mtdesk {
+
+/// A read-only memory mapping of a whole file. Unmapped on destruction.
+class MappedFile {
+public:
+    /// Maps `path`. Throws FileError when it cannot be opened or mapped.
+    explicit MappedFile(const std::filesystem::path& path);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const std::byte* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+    const std::byte* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+/// One tensor inside a mapped safetensors file. `data` points into the mapping and stays
+/// valid while the owning SafetensorsFile / TensorSet lives. Row-major, little-endian.
+struct TensorView {
+    std::string name;
+    DType dtype = DType::F32;
+    std::vector<int64_t> shape;
+    const std::byte* data = nullptr;
+    std::size_t nbytes = 0;
+    std::string file;  ///< path of the file it lives in, for error messages
+
+    int64_t numel() const noexcept;
+    /// Copies the tensor to fp32 (F32/F16/BF16 sources). Throws Error for other dtypes.
+    std::vector<float> to_fp32() const;
+};
+
+/// A single safetensors file: header parsed and validated (offsets inside the file, sizes equal
+/// to numel * dtype size, no overlaps), data memory-mapped. Throws FileError naming the file and
+/// the problem for truncated files, a header length past the end, malformed JSON, unknown
+/// dtypes or inconsistent offsets.
+class SafetensorsFile {
+public:
+    explicit SafetensorsFile(const std::filesystem::path& path);
+
+    /// Parses a header held in memory (`bytes` = the whole file). Used by the fuzzer and tests;
+    /// same checks and errors as the constructor, `name` stands in for the file name.
+    static std::vector<TensorView> parse(std::span<const std::byte> bytes, const std::string& name,
+                                         std::map<std::string, std::string>* metadata = nullptr);
+
+    const std::vector<TensorView>& tensors() const noexcept { return tensors_; }
+    const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
+    const std::filesystem::path& path() const noexcept { return file_->path(); }
+
+private:
+    std::unique_ptr<MappedFile> file_;
+    std::vector<TensorView> tensors_;
+    std::map<std::string, std::string> metadata_;
+};
+
+/// All tensors of a model directory: `model.safetensors`, or the shards listed by
+/// `model.safetensors.index.json` (weight_map: tensor name -> shard file). Throws FileError when
+/// neither exists, a shard is missing, a tensor is listed in the index but absent from its shard,
+/// or a name appears twice.
+class TensorSet {
+public:
+    explicit TensorSet(const std::filesystem::path& model_dir);
+
+    /// nullptr when absent.
+    const TensorView* find(const std::string& name) const;
+    /// Throws FileError (naming the model directory) when absent.
+    const TensorView& at(const std::string& name) const;
+    const std::map<std::string, const TensorView*>& all() const noexcept { return by_name_; }
+    /// Files the tensors came from (one, or the shards).
+    std::vector<std::filesystem::path> files() const;
+    /// Sum of tensor bytes as stored.
+    std::size_t total_bytes() const noexcept;
+
+private:
+    std::filesystem::path dir_;
+    std::vector<std::unique_ptr<SafetensorsFile>> files_;
+    std::map<std::string, const TensorView*> by_name_;
+};
+
+}  // namespace mtdesk

@@ -1,0 +1,51 @@
+#pragma once
+// Next-token selection from logits. Semantics and order follow transformers' generate():
+// repetition penalty (CTRL, Keskar et al. 2019: logit/p if > 0 else logit*p, over every distinct
+// token of prompt and output), then temperature, top-k, top-p (nucleus, Holtzman et al. 2019),
+// softmax and a draw from a seeded RNG.
+
+#include <cstdint>
+#include <random>
+#include <span>
+
+namespace mtdesk {
+
+struct SamplingParams {
+    bool greedy = false;        ///< argmax (after the repetition penalty) instead of a draw
+    float temperature = 0.7f;   ///< > 0
+    int top_k = 20;             ///< 0 = off
+    float top_p = 0.6f;         ///< 1 = off
+    float repetition_penalty = 1.05f;  ///< 1 = off
+    uint64_t seed = 0;
+
+    /// Hunyuan-MT / HY-MT1.5 recommended: top_k 20, top_p 0.6, repetition_penalty 1.05,
+    /// temperature 0.7.
+    static SamplingParams hunyuan_mt() { return {}; }
+    /// Plain greedy decoding, no penalty.
+    static SamplingParams greedy_decoding() {
+        SamplingParams p;
+        p.greedy = true;
+        p.repetition_penalty = 1.0f;
+        return p;
+    }
+};
+
+/// Picks tokens. One instance per sequence (it owns the sequence's RNG).
+class Sampler {
+public:
+    /// Throws Error for out-of-range parameters (temperature <= 0 when sampling, top_p outside
+    /// (0, 1], repetition_penalty <= 0, top_k < 0).
+    explicit Sampler(const SamplingParams& params);
+
+    /// Chooses the next token. `logits`: [vocab] fp32, modified in place. `history`: prompt and
+    /// generated ids so far (for the repetition penalty).
+    int32_t sample(std::span<float> logits, std::span<const int32_t> history);
+
+    const SamplingParams& params() const noexcept { return params_; }
+
+private:
+    SamplingParams params_;
+    std::mt19937_64 rng_;
+};
+
+}  // namespace mtdesk

@@ -1,0 +1,37 @@
+#pragma once
+// Chat templates implemented natively (no Jinja interpreter): recognised from the
+// `chat_template` string of tokenizer_config.json.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mtdesk {
+
+enum class ChatTemplateKind {
+    Hunyuan,  ///< Hunyuan / Hunyuan-MT / HY-MT1.5: "<|startoftext|>" + user + "<|extra_0|>",
+              ///< the answer ends at "<|eos|>"; a system turn is "<|startoftext|>" + s + "<|extra_4|>"
+    ChatML,   ///< Qwen: "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n"
+};
+
+/// One of the known chat templates, rendered natively.
+struct ChatTemplate {
+    ChatTemplateKind kind = ChatTemplateKind::Hunyuan;
+
+    /// Prompt text (with special-token text, to be encoded with parse_special = true) for a single
+    /// user turn with an optional system message, ready for the assistant's answer.
+    std::string render(std::string_view user, std::string_view system = {}) const;
+    /// Special tokens that end the assistant's answer ("<|eos|>" / "<|im_end|>").
+    std::vector<std::string> stop_tokens() const;
+
+    /// Recognises the template of `tokenizer_config.json` in `model_dir`. No file, or a file
+    /// without a chat_template, falls back to the Hunyuan template when the tokenizer has its
+    /// tokens (decided by the caller). Throws UnsupportedError naming the file for an unknown
+    /// template.
+    static ChatTemplate from_model_dir(const std::filesystem::path& model_dir);
+    /// Recognises a template string; `name` is used in the error message.
+    static ChatTemplate recognise(std::string_view jinja, const std::string& name);
+};
+
+}  // namespace mtdesk
