@@ -1,11 +1,54 @@
 #include "cli.h"
 
+#include <QCoreApplication>
+#include <QStringList>
+
 #include <cstdio>
+#include <exception>
+
+#include "cli_commands.h"
+#include "mtdesk/error.h"
 
 namespace mtdesk::app {
+namespace {
 
-int run_cli(int, char**) {
-    std::fputs("mtdesk: command line not implemented yet\n", stderr);
+constexpr const char* kUsage =
+    "Usage: mtdesk <command> [options]\n"
+    "\n"
+    "Commands:\n"
+    "  translate --model DIR --to LANG [--from LANG] [FILE...]\n"
+    "                       translate stdin to stdout, or each FILE to FILE.<LANG>.<ext>\n"
+    "  models inspect DIR   architecture, parameters, tokenizer, tensors, memory per tier\n"
+    "  languages            the 38 languages and their codes\n"
+    "\n"
+    "Run 'mtdesk <command> --help' for the options of a command.\n";
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("mtdesk"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(MTDESK_VERSION));
+    QStringList args = QCoreApplication::arguments();
+    if (args.size() < 2 || args[1] == QLatin1String("--help") || args[1] == QLatin1String("-h")) {
+        std::fputs(kUsage, args.size() < 2 ? stderr : stdout);
+        return args.size() < 2 ? 2 : 0;
+    }
+    if (args[1] == QLatin1String("--version")) {
+        std::printf("mtdesk %s\n", MTDESK_VERSION);
+        return 0;
+    }
+    const QString command = args[1];
+    args.removeAt(1);  // the subcommand's own parser sees "mtdesk [options] ..."
+    try {
+        if (command == QLatin1String("translate")) return cmd_translate(args);
+        if (command == QLatin1String("models")) return cmd_models(args);
+        if (command == QLatin1String("languages")) return cmd_languages(args);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "mtdesk: %s\n", e.what());
+        return 1;
+    }
+    std::fprintf(stderr, "mtdesk: unknown command '%s'\n\n%s", qPrintable(command), kUsage);
     return 2;
 }
 

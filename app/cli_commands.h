@@ -1,0 +1,14 @@
+#pragma once
+// The subcommands of the `mtdesk` executable. Each takes the argument list with the subcommand
+// itself removed (args[0] is the program) and returns the exit code: 0 success, 1 failure,
+// 2 usage error. Errors are printed to stderr.
+
+#include <QStringList>
+
+namespace mtdesk::app {
+
+int cmd_translate(const QStringList& args);
+int cmd_models(const QStringList& args);
+int cmd_languages(const QStringList& args);
+
+}  // namespace mtdesk::app

@@ -1,0 +1,201 @@
+// mtdesk models inspect / mtdesk languages.
+
+#include <QCommandLineParser>
+
+#include <fmt/format.h>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_commands.h"
+#include "mtdesk/error.h"
+#include "mtdesk/model/model_dir.h"
+#include "mtdesk/quant/tiers.h"
+#include "mtdesk/tokenizer/chat_template.h"
+#include "mtdesk/tokenizer/tokenizer.h"
+#include "mtdesk/translate/languages.h"
+
+namespace mtdesk::app {
+namespace {
+
+std::string human_bytes(std::size_t b) {
+    if (b >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
+    if (b >= (1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
+    if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
+    return fmt::format("{} B", b);
+}
+
+std::string_view tokenizer_kind_name(TokenizerKind k) {
+    switch (k) {
+        case TokenizerKind::Tiktoken:
+            return "tiktoken byte-level BPE";
+        case TokenizerKind::HfTokenizerJson:
+            return "tokenizer.json byte-level BPE";
+        case TokenizerKind::SentencePiece:
+            return "SentencePiece";
+    }
+    return "?";
+}
+
+std::string rope_description(const ModelConfig& c) {
+    switch (c.rope_type) {
+        case RopeType::Default:
+            return fmt::format("theta {:g}", c.rope_theta);
+        case RopeType::DynamicAlpha:
+            return fmt::format("theta {:g}, dynamic alpha {:g} -> base {:.6g}", c.rope_theta,
+                               c.rope_alpha, c.effective_rope_theta());
+        case RopeType::Linear:
+            return fmt::format("theta {:g}, linear factor {:g}", c.rope_theta, c.rope_factor);
+        case RopeType::Llama3:
+            return fmt::format("theta {:g}, llama3 factor {:g}", c.rope_theta, c.rope_factor);
+    }
+    return "?";
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, int batch) {
+    const std::filesystem::path dir = dir_arg.toStdString();
+    const ModelDir model = ModelDir::open(dir);
+    const ModelConfig& c = model.config;
+    auto tokenizer = load_tokenizer(dir, c.vocab_size);
+    std::string chat;
+    try {
+        chat = ChatTemplate::from_model_dir(dir).kind == ChatTemplateKind::Hunyuan ? "Hunyuan"
+                                                                                   : "ChatML";
+    } catch (const UnsupportedError& e) {
+        chat = std::string("unsupported (") + e.problem() + ")";
+    }
+    std::map<std::string, std::size_t> dtype_bytes;
+    for (const auto& [name, t] : model.tensors->all())
+        dtype_bytes[std::string(dtype_name(t->dtype))] += t->nbytes;
+
+    if (json) {
+        nlohmann::ordered_json j;
+        j["path"] = dir.string();
+        j["architecture"] = c.architecture_name;
+        j["parameters"] = c.parameter_count();
+        j["layers"] = c.num_layers;
+        j["hidden_size"] = c.hidden_size;
+        j["intermediate_size"] = c.intermediate_size;
+        j["heads"] = c.num_heads;
+        j["kv_heads"] = c.num_kv_heads;
+        j["head_dim"] = c.head_dim;
+        j["vocab_size"] = c.vocab_size;
+        j["max_position_embeddings"] = c.max_position_embeddings;
+        j["rope"] = rope_description(c);
+        j["tie_word_embeddings"] = c.tie_word_embeddings;
+        j["tokenizer"] = {{"kind", tokenizer_kind_name(tokenizer->kind())},
+                          {"ids", tokenizer->vocab_size()},
+                          {"chat_template", chat}};
+        j["files"] = nlohmann::json::array();
+        for (const auto& f : model.tensors->files())
+            j["files"].push_back(f.filename().string());
+        j["stored_bytes"] = model.tensors->total_bytes();
+        j["tensors"] = nlohmann::json::array();
+        for (const auto& [name, t] : model.tensors->all())
+            j["tensors"].push_back(
+                {{"name", name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
+        j["memory"] = {{"context_tokens", context}, {"max_batch", batch}, {"tiers", {}}};
+        for (Tier t : all_tiers()) {
+            const MemoryEstimate e = estimate_memory(c, t, context, batch);
+            j["memory"]["tiers"][std::string(tier_name(t))] = {{"weights", e.weights},
+                                                               {"kv_cache", e.kv_cache},
+                                                               {"workspace", e.workspace},
+                                                               {"total", e.total()}};
+        }
+        std::puts(j.dump(2).c_str());
+        return 0;
+    }
+
+    fmt::print("Model         {}\n", dir.string());
+    fmt::print("Architecture  {}\n", c.architecture_name);
+    fmt::print("Parameters    {} ({:.3f} B)\n", c.parameter_count(), c.parameter_count() / 1e9);
+    fmt::print(
+        "Shape         {} layers, hidden {}, intermediate {}, {} query / {} KV heads of {}\n",
+        c.num_layers, c.hidden_size, c.intermediate_size, c.num_heads, c.num_kv_heads, c.head_dim);
+    fmt::print("Vocabulary    {} (max positions {})\n", c.vocab_size, c.max_position_embeddings);
+    fmt::print("RoPE          {}\n", rope_description(c));
+    fmt::print("QK norm       {}\n", !c.qk_norm             ? "no"
+                                     : c.qk_norm_after_rope ? "per head, after RoPE"
+                                                            : "per head, before RoPE");
+    fmt::print("Embeddings    {}\n", c.tie_word_embeddings ? "tied" : "separate lm_head");
+    fmt::print("Tokenizer     {}, {} ids; chat template {}\n",
+               tokenizer_kind_name(tokenizer->kind()), tokenizer->vocab_size(), chat);
+    std::string stored;
+    for (const auto& [d, b] : dtype_bytes)
+        stored += fmt::format("{}{} {}", stored.empty() ? "" : ", ", d, human_bytes(b));
+    fmt::print("Weights       {} tensors in {} file(s): {}\n", model.tensors->all().size(),
+               model.tensors->files().size(), stored);
+    if (list_tensors) {
+        for (const auto& [name, t] : model.tensors->all())
+            fmt::print("  {:<56} {:<5} {}\n", name, dtype_name(t->dtype), shape_string(t->shape));
+    }
+    fmt::print("\nMemory per tier (KV cache for {} tokens in fp16, batch up to {}):\n", context,
+               batch);
+    fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", "tier", "weights", "KV cache", "workspace",
+               "total");
+    for (Tier t : all_tiers()) {
+        const MemoryEstimate e = estimate_memory(c, t, context, batch);
+        fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", tier_name(t), human_bytes(e.weights),
+                   human_bytes(e.kv_cache), human_bytes(e.workspace), human_bytes(e.total()));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int cmd_models(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "models inspect DIR: architecture, parameter count, tokenizer, tensors and the memory "
+        "each precision tier needs."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("inspect"));
+    p.addPositionalArgument(QStringLiteral("DIR"), QStringLiteral("Model directory."));
+    p.addOptions({
+        {QStringLiteral("json"), QStringLiteral("Print JSON.")},
+        {QStringLiteral("tensors"), QStringLiteral("List every tensor.")},
+        {QStringLiteral("context"), QStringLiteral("KV cache budget in tokens."),
+         QStringLiteral("N"), QStringLiteral("8192")},
+        {QStringLiteral("batch"), QStringLiteral("Most sequences decoding at once."),
+         QStringLiteral("N"), QStringLiteral("8")},
+    });
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "mtdesk models: %s\n", qPrintable(p.errorText()));
+        return 2;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    const QStringList pos = p.positionalArguments();
+    if (pos.size() != 2 || pos[0] != QLatin1String("inspect")) {
+        std::fputs("usage: mtdesk models inspect DIR [--json] [--tensors]\n", stderr);
+        return 2;
+    }
+    bool ok1 = false, ok2 = false;
+    const int context = p.value(QStringLiteral("context")).toInt(&ok1);
+    const int batch = p.value(QStringLiteral("batch")).toInt(&ok2);
+    if (!ok1 || !ok2 || context <= 0 || batch <= 0) {
+        std::fputs("mtdesk models: --context and --batch need positive integers\n", stderr);
+        return 2;
+    }
+    return inspect(pos[1], p.isSet(QStringLiteral("json")), p.isSet(QStringLiteral("tensors")),
+                   context, batch);
+}
+
+int cmd_languages(const QStringList&) {
+    for (const Language& l : languages())
+        fmt::print("{:<8} {:<20} {:<8} {}\n", l.code, l.english_name, l.chinese_name,
+                   l.native_name);
+    return 0;
+}
+
+}  // namespace mtdesk::app

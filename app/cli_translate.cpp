@@ -1,0 +1,161 @@
+// mtdesk translate: stdin -> stdout, or files -> translated copies next to them.
+
+#include <QCommandLineParser>
+#include <QFile>
+#include <QStringDecoder>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include "cli_commands.h"
+#include "mtdesk/error.h"
+#include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translator.h"
+#include "output_path.h"
+
+namespace mtdesk::app {
+namespace {
+
+const Language* language_option(const QCommandLineParser& p, const QString& name) {
+    if (!p.isSet(name)) return nullptr;
+    const std::string value = p.value(name).toStdString();
+    const Language* l = find_language(value);
+    if (!l)
+        throw Error("unknown language '" + value + "' for --" + name.toStdString() +
+                    " (see 'mtdesk languages')");
+    return l;
+}
+
+std::string read_stdin() {
+    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    return text;
+}
+
+// Reads a text file; it must be UTF-8 (with or without BOM).
+std::string read_text_file(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        throw FileError(path.toStdString(), "cannot open: " + f.errorString().toStdString());
+    QByteArray bytes = f.readAll();
+    if (bytes.startsWith("\xEF\xBB\xBF")) bytes.remove(0, 3);
+    QStringDecoder utf8(QStringDecoder::Utf8);
+    (void)QString(utf8.decode(bytes));
+    if (utf8.hasError()) throw FileError(path.toStdString(), "is not valid UTF-8 text");
+    return bytes.toStdString();
+}
+
+}  // namespace
+
+int cmd_translate(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Translates text from stdin to stdout, or each FILE into FILE.<LANG>.<ext> next to it "
+        "(never over an existing file). Text is translated line by line; blank lines and "
+        "indentation are kept."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("UTF-8 text files"),
+                            QStringLiteral("[FILE...]"));
+    p.addOptions({
+        {{QStringLiteral("m"), QStringLiteral("model")},
+         QStringLiteral("Model directory."),
+         QStringLiteral("DIR")},
+        {{QStringLiteral("t"), QStringLiteral("to")},
+         QStringLiteral("Target language (code or name)."),
+         QStringLiteral("LANG")},
+        {{QStringLiteral("f"), QStringLiteral("from")},
+         QStringLiteral("Source language (default: decided from the text)."),
+         QStringLiteral("LANG")},
+        {QStringLiteral("greedy"), QStringLiteral("Greedy decoding instead of sampling.")},
+        {QStringLiteral("temperature"), QStringLiteral("Sampling temperature."),
+         QStringLiteral("T")},
+        {QStringLiteral("top-k"), QStringLiteral("Top-k (0 = off)."), QStringLiteral("K")},
+        {QStringLiteral("top-p"), QStringLiteral("Top-p (1 = off)."), QStringLiteral("P")},
+        {QStringLiteral("repetition-penalty"), QStringLiteral("Repetition penalty (1 = off)."),
+         QStringLiteral("R")},
+        {QStringLiteral("seed"), QStringLiteral("Random seed for sampling."), QStringLiteral("N"),
+         QStringLiteral("0")},
+        {QStringLiteral("max-tokens"), QStringLiteral("Most tokens generated per line."),
+         QStringLiteral("N"), QStringLiteral("1024")},
+        {QStringLiteral("prompt-style"),
+         QStringLiteral("hunyuan-mt or hy-mt1.5 (default: from the model directory's name)."),
+         QStringLiteral("STYLE")},
+    });
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "mtdesk translate: %s\n", qPrintable(p.errorText()));
+        return 2;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    if (!p.isSet(QStringLiteral("model")) || !p.isSet(QStringLiteral("to"))) {
+        std::fputs("mtdesk translate: --model DIR and --to LANG are required\n", stderr);
+        return 2;
+    }
+
+    PromptRequest request;
+    request.target = language_option(p, QStringLiteral("to"));
+    request.source = language_option(p, QStringLiteral("from"));
+
+    std::optional<PromptStyle> style;
+    if (p.isSet(QStringLiteral("prompt-style"))) {
+        const QString s = p.value(QStringLiteral("prompt-style"));
+        if (s == QLatin1String("hunyuan-mt"))
+            style = PromptStyle::HunyuanMT;
+        else if (s == QLatin1String("hy-mt1.5"))
+            style = PromptStyle::HyMt15;
+        else
+            throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
+    }
+    auto translator = Translator::open_cpu(p.value(QStringLiteral("model")).toStdString(), style);
+
+    TranslateOptions options;
+    options.sampling = p.isSet(QStringLiteral("greedy")) ? SamplingParams::greedy_decoding()
+                                                         : translator->recommended_sampling();
+    auto number = [&](const char* name, auto& field) {
+        const QString key = QString::fromLatin1(name);
+        if (!p.isSet(key)) return;
+        bool ok = false;
+        const double v = p.value(key).toDouble(&ok);
+        if (!ok) throw Error(std::string("--") + name + " needs a number");
+        field = static_cast<std::remove_reference_t<decltype(field)>>(v);
+    };
+    number("temperature", options.sampling.temperature);
+    number("top-k", options.sampling.top_k);
+    number("top-p", options.sampling.top_p);
+    number("repetition-penalty", options.sampling.repetition_penalty);
+    number("seed", options.sampling.seed);
+    number("max-tokens", options.max_new_tokens);
+
+    const QStringList files = p.positionalArguments();
+    if (files.isEmpty()) {
+        request.text = read_stdin();
+        translator->translate_lines(request, options, [](std::string_view piece) {
+            std::fwrite(piece.data(), 1, piece.size(), stdout);
+            std::fflush(stdout);
+            return true;
+        });
+        return 0;
+    }
+    int failures = 0;
+    for (const QString& file : files) {
+        try {
+            request.text = read_text_file(file);
+            const std::string out = translator->translate_lines(request, options);
+            const QString target = translated_output_path(
+                file, QString::fromUtf8(request.target->code.data(),
+                                        static_cast<qsizetype>(request.target->code.size())));
+            write_new_file_atomically(target, QByteArray::fromStdString(out));
+            std::fprintf(stderr, "%s -> %s\n", qPrintable(file), qPrintable(target));
+        } catch (const Error& e) {
+            // One broken file does not stop the others.
+            std::fprintf(stderr, "mtdesk: %s\n", e.what());
+            ++failures;
+        }
+    }
+    return failures ? 1 : 0;
+}
+
+}  // namespace mtdesk::app

@@ -1,0 +1,18 @@
+#pragma once
+// Where a translated document goes: next to its source, under a new name, never over an
+// existing file.
+
+#include <QString>
+
+namespace mtdesk::app {
+
+/// "dir/notes.txt" + "zh" -> "dir/notes.zh.txt"; when that exists, "dir/notes.zh (2).txt",
+/// "dir/notes.zh (3).txt", ... the first name that does not exist. A source without an
+/// extension gets "name.zh".
+QString translated_output_path(const QString& source_path, const QString& target_code);
+
+/// Writes `data` to `path` atomically (QSaveFile: a temporary file renamed into place on
+/// success). Refuses to replace an existing file. Throws mtdesk::FileError naming the file.
+void write_new_file_atomically(const QString& path, const QByteArray& data);
+
+}  // namespace mtdesk::app

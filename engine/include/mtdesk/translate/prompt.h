@@ -1,0 +1,64 @@
+#pragma once
+// The translation prompts the models were trained with, verbatim (whitespace included), from
+// the published model cards of Hunyuan-MT-7B and HY-MT1.5. The result is the *user message*;
+// the chat template (tokenizer/chat_template.h) wraps it in the model's special tokens.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mtdesk/translate/languages.h"
+
+namespace mtdesk {
+
+/// Which model family's wording to use.
+enum class PromptStyle {
+    HunyuanMT,  ///< Hunyuan-MT-7B / Hunyuan-MT-Chimera-7B (September 2025)
+    HyMt15,     ///< HY-MT1.5-1.8B / HY-MT1.5-7B (December 2025); also the mtdesk demo model
+};
+
+struct GlossaryEntry {
+    std::string source;  ///< term as it appears in the source text
+    std::string target;  ///< its required translation
+};
+
+/// What to translate and how.
+struct PromptRequest {
+    std::string text;                     ///< the source segment
+    const Language* source = nullptr;     ///< nullptr = unknown (decided from the text)
+    const Language* target = nullptr;     ///< required
+    std::vector<GlossaryEntry> glossary;  ///< terminology intervention (HY-MT1.5)
+    std::string context;                  ///< preceding text for contextual translation (HY-MT1.5)
+    bool formatted = false;               ///< text carries <sN>…</sN> format tags (HY-MT1.5)
+};
+
+/// Builds the user message.
+///  - ZH<=>XX (either side Chinese, see is_chinese(); an unknown source counts as Chinese when
+///    most of its letters are Han characters), Hunyuan-MT:
+///      "把下面的文本翻译成{target}，不要额外解释。\n\n{text}"
+///    HY-MT1.5:
+///      "将以下文本翻译为{target}，注意只需要输出翻译后的结果，不要额外解释：\n\n{text}"
+///  - XX<=>XX, both:
+///      "Translate the following segment into {target}, without additional explanation.\n\n{text}"
+///  - glossary (HY-MT1.5 terminology intervention):
+///      "参考下面的翻译：\n{s1} 翻译成
+///      {t1}\n…\n\n将以下文本翻译为{target}，注意只需要输出翻译后的结果，不要额外解释：\n{text}"
+///  - context (HY-MT1.5 contextual translation):
+///      "{context}\n参考上面的信息，把下面的文本翻译成{target}，注意不需要翻译上文，也不要额外解释：\n{text}"
+///  - formatted (HY-MT1.5 formatted translation):
+///      "将以下<source></source>之间的文本翻译为{target}，注意只需要输出翻译后的结果，不要额外解释，
+///       原文中的<sn></sn>标签表示标签内文本包含格式信息，需要在译文中相应的位置尽量保留该标签。
+///       输出格式为：<target>str</target>\n\n<source>{text}</source>"  (one line in reality)
+/// {target} is the target's Chinese name in Chinese instructions, its English name in English
+/// ones. Glossary, context and formatted are HY-MT1.5 features: with PromptStyle::HunyuanMT
+/// they throw mtdesk::Error. Throws mtdesk::Error when target is null.
+std::string build_translation_prompt(const PromptRequest& request, PromptStyle style);
+
+/// Removes the wrapping the formatted prompt asks for ("<target>…</target>") and surrounding
+/// whitespace the models sometimes add.
+std::string clean_translation_output(std::string_view output, bool formatted);
+
+/// True when more than half of the letters of `text` are Han ideographs.
+bool looks_chinese(std::string_view text);
+
+}  // namespace mtdesk

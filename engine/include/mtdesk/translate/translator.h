@@ -1,0 +1,84 @@
+#pragma once
+// What turns a causal LM into a translator: prompt, chat template, tokenizer, generation with
+// the model's recommended sampling, output clean-up, and a bound on output length.
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "mtdesk/model/config.h"
+#include "mtdesk/runtime/causal_lm.h"
+#include "mtdesk/runtime/generate.h"
+#include "mtdesk/tokenizer/chat_template.h"
+#include "mtdesk/tokenizer/tokenizer.h"
+#include "mtdesk/translate/prompt.h"
+
+namespace mtdesk {
+
+struct TranslateOptions {
+    SamplingParams sampling;
+    /// Upper bound on generated tokens per segment. The effective bound is also limited to
+    /// 4 × (source tokens) + 32, so garbled input cannot make the model run away.
+    int max_new_tokens = 1024;
+};
+
+/// Receives translated text as it is generated (complete UTF-8 pieces). Return false to cancel.
+using TextCallback = std::function<bool(std::string_view piece)>;
+
+struct TranslationResult {
+    std::string text;  ///< cleaned translation
+    GenerationResult generation;
+    int prompt_tokens = 0;
+};
+
+/// A model, its tokenizer and chat template, ready to translate one segment at a time.
+class Translator {
+  public:
+    Translator(std::unique_ptr<CausalLM> model, std::unique_ptr<Tokenizer> tokenizer,
+               ChatTemplate chat_template, PromptStyle style, GenerationConfig generation);
+
+    /// Opens a model directory on the CPU engine: validates weights, loads the tokenizer (whose
+    /// ids must fit the vocabulary) and recognises the chat template. The prompt style is
+    /// guessed from the directory name ("Hunyuan-MT" → HunyuanMT, otherwise HY-MT1.5) unless
+    /// given. Throws FileError / UnsupportedError naming the offending file.
+    static std::unique_ptr<Translator> open_cpu(const std::filesystem::path& model_dir,
+                                                std::optional<PromptStyle> style = {});
+
+    /// The model publisher's recommended sampling from generation_config.json, falling back to
+    /// Hunyuan-MT's (top_k 20, top_p 0.6, repetition_penalty 1.05, temperature 0.7).
+    SamplingParams recommended_sampling() const;
+
+    /// Token ids of the full prompt (chat template around the translation prompt).
+    std::vector<int32_t> encode_prompt(const PromptRequest& request) const;
+
+    /// Translates one segment. Throws Error for an unknown target or a prompt too long for the
+    /// model.
+    TranslationResult translate(const PromptRequest& request, const TranslateOptions& options,
+                                const TextCallback& on_text = {});
+
+    /// Translates a multi-line text line by line (1:1): blank lines and each line's leading and
+    /// trailing whitespace are kept as they are; only non-blank lines go to the model.
+    std::string translate_lines(const PromptRequest& request, const TranslateOptions& options,
+                                const TextCallback& on_text = {});
+
+    const Tokenizer& tokenizer() const noexcept { return *tokenizer_; }
+    CausalLM& model() noexcept { return *model_; }
+    PromptStyle style() const noexcept { return style_; }
+    const std::vector<int32_t>& stop_tokens() const noexcept { return stop_tokens_; }
+
+  private:
+    std::unique_ptr<CausalLM> model_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    ChatTemplate chat_template_;
+    PromptStyle style_;
+    GenerationConfig generation_;
+    std::vector<int32_t> stop_tokens_;
+};
+
+/// "Hunyuan-MT" in the directory name (case-insensitive) → HunyuanMT, otherwise HyMt15.
+PromptStyle guess_prompt_style(const std::filesystem::path& model_dir);
+
+}  // namespace mtdesk

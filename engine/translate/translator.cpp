@@ -1,0 +1,154 @@
+#include "mtdesk/translate/translator.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "mtdesk/cpu/cpu_model.h"
+#include "mtdesk/error.h"
+#include "mtdesk/model/model_dir.h"
+
+namespace mtdesk {
+
+PromptStyle guess_prompt_style(const std::filesystem::path& model_dir) {
+    std::string name = std::filesystem::absolute(model_dir).lexically_normal().string();
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return name.find("hunyuan-mt") != std::string::npos ? PromptStyle::HunyuanMT
+                                                        : PromptStyle::HyMt15;
+}
+
+Translator::Translator(std::unique_ptr<CausalLM> model, std::unique_ptr<Tokenizer> tokenizer,
+                       ChatTemplate chat_template, PromptStyle style, GenerationConfig generation)
+    : model_(std::move(model)),
+      tokenizer_(std::move(tokenizer)),
+      chat_template_(chat_template),
+      style_(style),
+      generation_(std::move(generation)) {
+    // The template's end-of-answer tokens, then whatever the configs name as EOS.
+    auto add = [this](int32_t id) {
+        if (id >= 0 &&
+            std::find(stop_tokens_.begin(), stop_tokens_.end(), id) == stop_tokens_.end())
+            stop_tokens_.push_back(id);
+    };
+    for (const std::string& t : chat_template_.stop_tokens())
+        if (auto id = tokenizer_->token_id(t)) add(*id);
+    for (int id : model_->config().eos_token_ids)
+        add(id);
+    for (int id : generation_.eos_token_ids)
+        add(id);
+}
+
+std::unique_ptr<Translator> Translator::open_cpu(const std::filesystem::path& model_dir,
+                                                 std::optional<PromptStyle> style) {
+    ModelDir dir = ModelDir::open(model_dir);
+    auto tokenizer = load_tokenizer(model_dir, dir.config.vocab_size);
+    ChatTemplate chat = ChatTemplate::from_model_dir(model_dir);
+    auto model = CpuModel::load(dir);
+    return std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
+                                        style.value_or(guess_prompt_style(model_dir)),
+                                        dir.generation);
+}
+
+SamplingParams Translator::recommended_sampling() const {
+    SamplingParams p = SamplingParams::hunyuan_mt();
+    const GenerationConfig& g = generation_;
+    if (g.do_sample && !*g.do_sample) return SamplingParams::greedy_decoding();
+    if (g.temperature) p.temperature = *g.temperature;
+    if (g.top_k) p.top_k = *g.top_k;
+    if (g.top_p) p.top_p = *g.top_p;
+    if (g.repetition_penalty) p.repetition_penalty = *g.repetition_penalty;
+    return p;
+}
+
+std::vector<int32_t> Translator::encode_prompt(const PromptRequest& request) const {
+    // The user's text must not be able to inject control tokens: the template text (with its
+    // special tokens) and the user message are encoded separately.
+    const std::string user = build_translation_prompt(request, style_);
+    static constexpr std::string_view kMarker = "\x01mtdesk-user\x01";
+    const std::string rendered = chat_template_.render(kMarker);
+    const auto at = rendered.find(kMarker);
+    std::vector<int32_t> ids = tokenizer_->encode(rendered.substr(0, at), true);
+    const std::vector<int32_t> body = tokenizer_->encode(user, false);
+    ids.insert(ids.end(), body.begin(), body.end());
+    const std::vector<int32_t> tail =
+        tokenizer_->encode(rendered.substr(at + kMarker.size()), true);
+    ids.insert(ids.end(), tail.begin(), tail.end());
+    return ids;
+}
+
+TranslationResult Translator::translate(const PromptRequest& request,
+                                        const TranslateOptions& options,
+                                        const TextCallback& on_text) {
+    TranslationResult result;
+    const std::vector<int32_t> prompt = encode_prompt(request);
+    result.prompt_tokens = static_cast<int>(prompt.size());
+    const int source_tokens = static_cast<int>(tokenizer_->encode(request.text).size());
+
+    GenerationParams gp;
+    gp.sampling = options.sampling;
+    gp.stop_tokens = stop_tokens_;
+    gp.max_new_tokens = std::min(options.max_new_tokens, 4 * source_tokens + 32);
+    const int room = model_->config().max_position_embeddings - static_cast<int>(prompt.size());
+    if (room < 1)
+        throw Error("the text is too long for this model: the prompt takes " +
+                    std::to_string(prompt.size()) + " tokens, the model holds " +
+                    std::to_string(model_->config().max_position_embeddings));
+    gp.max_new_tokens = std::min(gp.max_new_tokens, room);
+
+    StreamingDecoder decoder(*tokenizer_);
+    std::string raw;
+    TokenCallback cb = [&](int32_t token) {
+        std::string piece = decoder.push(token);
+        if (piece.empty()) return true;
+        raw += piece;
+        return on_text ? on_text(piece) : true;
+    };
+    result.generation = generate(*model_, prompt, gp, cb);
+    std::string tail = decoder.finish();
+    if (!tail.empty()) {
+        raw += tail;
+        if (on_text) on_text(tail);
+    }
+    result.text = clean_translation_output(raw, request.formatted);
+    return result;
+}
+
+std::string Translator::translate_lines(const PromptRequest& request,
+                                        const TranslateOptions& options,
+                                        const TextCallback& on_text) {
+    std::string out;
+    std::string_view rest = request.text;
+    bool cancelled = false;
+    auto emit = [&](std::string_view s) {
+        out.append(s);
+        if (on_text && !cancelled && !on_text(s)) cancelled = true;
+    };
+    while (!rest.empty() && !cancelled) {
+        const auto nl = rest.find('\n');
+        std::string_view line = rest.substr(0, nl);
+        std::string_view eol = nl == std::string_view::npos ? "" : "\n";
+        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+        if (line.ends_with('\r')) {
+            line.remove_suffix(1);
+            eol = "\r\n";
+        }
+        const auto b = line.find_first_not_of(" \t");
+        if (b == std::string_view::npos) {
+            emit(line);
+            emit(eol);
+            continue;
+        }
+        const auto e = line.find_last_not_of(" \t");
+        PromptRequest segment = request;
+        segment.text = std::string(line.substr(b, e - b + 1));
+        emit(line.substr(0, b));
+        TranslationResult r = translate(segment, options);
+        emit(r.text);
+        emit(line.substr(e + 1));
+        emit(eol);
+        if (r.generation.finish == FinishReason::Cancelled) cancelled = true;
+    }
+    return out;
+}
+
+}  // namespace mtdesk

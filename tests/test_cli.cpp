@@ -1,0 +1,163 @@
+// The mtdesk executable end to end, on a tiny transformers-made fixture model: the real
+// tokenizer, chat template, prompt, CPU forward pass and generation.
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "mtdesk/translate/translator.h"
+
+using namespace mtdesk;
+
+namespace {
+
+const QString kBinary = QStringLiteral(MTDESK_BINARY_DIR "/app/mtdesk");
+const QString kModel = QStringLiteral(MTDESK_TEST_DATA_DIR "/models/hunyuan-gqa-alpha");
+
+struct Run {
+    int code = -1;
+    QByteArray out, err;
+};
+
+Run run(const QStringList& args, const QByteArray& input = {}) {
+    QProcess p;
+    p.start(kBinary, args);
+    p.write(input);
+    p.closeWriteChannel();
+    if (!p.waitForFinished(120000)) p.kill();
+    return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+void write_file(const QString& path, const QByteArray& data) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(data);
+}
+
+QByteArray read_file(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void usage() {
+        Run r = run({});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("translate"));
+        r = run({"frobnicate"});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("unknown command"));
+        r = run({"translate", "--model", kModel});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("--to"));
+    }
+
+    void languages() {
+        const Run r = run({"languages"});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out.count('\n'), 38);
+        QVERIFY(r.out.contains("bo ") && r.out.contains("Tibetan") && r.out.contains("藏语"));
+    }
+
+    void inspectJson() {
+        const Run r = run({"models", "inspect", kModel, "--json", "--context", "4096"});
+        QCOMPARE(r.code, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(j["architecture"].toString(), QStringLiteral("HunYuanDenseV1ForCausalLM"));
+        QCOMPARE(j["kv_heads"].toInt(), 2);
+        QCOMPARE(j["heads"].toInt(), 4);
+        QVERIFY(j["rope"].toString().contains("alpha"));
+        QVERIFY(j["tokenizer"].toObject()["kind"].toString().contains("tiktoken"));
+        QCOMPARE(j["tokenizer"].toObject()["chat_template"].toString(), QStringLiteral("Hunyuan"));
+        QVERIFY(j["files"].toArray().size() >= 2);  // this fixture is sharded
+        // Sum of stored tensor elements = the parameter count the config implies.
+        qint64 elements = 0;
+        for (const auto& t : j["tensors"].toArray()) {
+            qint64 n = 1;
+            for (const auto& d : t.toObject()["shape"].toArray())
+                n *= d.toInteger();
+            elements += n;
+        }
+        QCOMPARE(elements, j["parameters"].toInteger());
+        const QJsonObject tiers = j["memory"].toObject()["tiers"].toObject();
+        QCOMPARE(tiers.size(), 4);
+        QCOMPARE(tiers["bf16"].toObject()["weights"].toInteger(), 2 * elements);
+        QVERIFY(tiers["int4"].toObject()["weights"].toInteger() <
+                tiers["int8"].toObject()["weights"].toInteger());
+    }
+
+    void inspectText() {
+        const Run r = run({"models", "inspect", kModel, "--tensors"});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains("model.layers.1.self_attn.query_layernorm.weight"));
+        QVERIFY(r.out.contains("int4"));
+    }
+
+    // The command line prints exactly what the engine produces for the same request.
+    void translateStdinMatchesEngine() {
+        const QByteArray input = "Open the file\n\n  Save your changes.\n";
+        const Run r = run({"translate", "--model", kModel, "--to", "zh", "--from", "en", "--greedy",
+                           "--max-tokens", "12"},
+                          input);
+        QCOMPARE(r.code, 0);
+
+        auto translator = Translator::open_cpu(kModel.toStdString());
+        PromptRequest req;
+        req.source = find_language("en");
+        req.target = find_language("zh");
+        TranslateOptions opt;
+        opt.sampling = SamplingParams::greedy_decoding();
+        opt.max_new_tokens = 12;
+        req.text = "Open the file";
+        const std::string first = translator->translate(req, opt).text;
+        req.text = "Save your changes.";
+        const std::string second = translator->translate(req, opt).text;
+        const QByteArray expected = QByteArray::fromStdString(first + "\n\n  " + second + "\n");
+        QCOMPARE(r.out, expected);
+    }
+
+    void translateFiles() {
+        QTemporaryDir dir;
+        const QString good = dir.filePath("notes.txt");
+        const QString bad = dir.filePath("latin1.txt");
+        write_file(good, "Open the file\n");
+        write_file(bad, "caf\xe9\n");  // ISO-8859-1, not UTF-8
+        write_file(dir.filePath("notes.zh.txt"), "keep me");
+        const Run r = run({"translate", "--model", kModel, "--to", "zh", "--greedy", "--max-tokens",
+                           "6", good, bad});
+        QCOMPARE(r.code, 1);  // one file failed...
+        QVERIFY2(r.err.contains("latin1.txt") && r.err.contains("UTF-8"), r.err.constData());
+        // ...the other was translated, under a new name, and nothing was overwritten.
+        QCOMPARE(read_file(dir.filePath("notes.zh.txt")), QByteArray("keep me"));
+        const QByteArray out = read_file(dir.filePath("notes.zh (2).txt"));
+        QVERIFY(!out.isEmpty());
+        QVERIFY(out.endsWith('\n'));
+        QCOMPARE(read_file(good), QByteArray("Open the file\n"));
+    }
+
+    void badInputsNameTheProblem() {
+        QTemporaryDir dir;
+        Run r = run({"translate", "--model", dir.path(), "--to", "zh"}, "x\n");
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("config.json"), r.err.constData());
+        r = run({"translate", "--model", kModel, "--to", "klingon"}, "x\n");
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("klingon"));
+        r = run({"models", "inspect", dir.filePath("missing")});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("missing"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

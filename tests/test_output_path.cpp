@@ -1,0 +1,70 @@
+// Output files: next to the source, a new name, never over an existing file, written whole.
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "mtdesk/error.h"
+#include "output_path.h"
+
+using namespace mtdesk;
+using namespace mtdesk::app;
+
+class TestOutputPath : public QObject {
+    Q_OBJECT
+
+    static void touch(const QString& path, const QByteArray& data = "x") {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(data);
+    }
+
+  private slots:
+    void naming() {
+        QTemporaryDir dir;
+        const QString src = dir.filePath("notes.txt");
+        touch(src);
+        QCOMPARE(translated_output_path(src, "zh"), dir.filePath("notes.zh.txt"));
+        touch(dir.filePath("notes.zh.txt"));
+        QCOMPARE(translated_output_path(src, "zh"), dir.filePath("notes.zh (2).txt"));
+        touch(dir.filePath("notes.zh (2).txt"));
+        QCOMPARE(translated_output_path(src, "zh"), dir.filePath("notes.zh (3).txt"));
+        QCOMPARE(translated_output_path(dir.filePath("README"), "de"), dir.filePath("README.de"));
+        QCOMPARE(translated_output_path(dir.filePath("a.b.srt"), "zh-Hant"),
+                 dir.filePath("a.b.zh-Hant.srt"));
+        QCOMPARE(translated_output_path(dir.filePath(".profile"), "fr"),
+                 dir.filePath(".profile.fr"));
+    }
+
+    void neverOverwrites() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("out.txt");
+        touch(path, "original");
+        QVERIFY_THROWS_EXCEPTION(FileError, write_new_file_atomically(path, "new"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("original"));
+    }
+
+    void writesNewFile() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("new.txt");
+        write_new_file_atomically(path, "héllo\n");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("héllo\n"));
+    }
+
+    void unwritableDirectoryNamesTheFile() {
+        const QString path = "/nonexistent-mtdesk-dir/out.txt";
+        try {
+            write_new_file_atomically(path, "x");
+            QFAIL("no exception");
+        } catch (const FileError& e) {
+            QVERIFY(QString::fromStdString(e.what()).contains(path));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestOutputPath)
+#include "test_output_path.moc"

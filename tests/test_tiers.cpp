@@ -1,0 +1,102 @@
+// Memory per precision tier, checked against figures computed independently from the published
+// shapes of Hunyuan-MT-7B and HY-MT1.5-1.8B.
+
+#include <QTest>
+
+#include "mtdesk/model/config.h"
+#include "mtdesk/quant/tiers.h"
+
+using namespace mtdesk;
+
+namespace {
+
+ModelConfig hunyuan_mt_7b() {
+    ModelConfig c;
+    c.architecture_name = "HunYuanDenseV1ForCausalLM";
+    c.vocab_size = 128256;
+    c.hidden_size = 4096;
+    c.intermediate_size = 14336;
+    c.num_layers = 32;
+    c.num_heads = 32;
+    c.num_kv_heads = 8;
+    c.head_dim = 128;
+    c.qk_norm = true;
+    c.qk_norm_after_rope = true;
+    c.tie_word_embeddings = false;
+    return c;
+}
+
+ModelConfig hy_mt15_18b() {
+    ModelConfig c = hunyuan_mt_7b();
+    c.vocab_size = 120818;
+    c.hidden_size = 2048;
+    c.intermediate_size = 6144;
+    c.num_heads = 16;
+    c.num_kv_heads = 4;
+    c.tie_word_embeddings = true;
+    return c;
+}
+
+}  // namespace
+
+class TestTiers : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void names() {
+        for (Tier t : all_tiers())
+            QCOMPARE(parse_tier(tier_name(t)), std::optional<Tier>(t));
+        QCOMPARE(parse_tier("w4a16"), std::optional<Tier>(Tier::INT4));
+        QVERIFY(!parse_tier("int3"));
+    }
+
+    // BF16 holds every parameter in two bytes.
+    void bf16IsTwoBytesPerParameter() {
+        for (const ModelConfig& c : {hunyuan_mt_7b(), hy_mt15_18b()}) {
+            QCOMPARE(weight_bytes(c, Tier::BF16), std::size_t(2 * c.parameter_count()));
+            QCOMPARE(weight_bytes(c, Tier::FP16), weight_bytes(c, Tier::BF16));
+        }
+    }
+
+    // 7B: linear weights = 32 × (4096·4096·2 + 1024·4096·2 + 3·4096·14336) + lm_head 128256·4096.
+    void int8AndInt4Of7B() {
+        const ModelConfig c = hunyuan_mt_7b();
+        const std::size_t per_layer_in =
+            4096ull * 4096 * 2 + 1024ull * 4096 * 2 + 3ull * 4096 * 14336;
+        const std::size_t linear = 32 * per_layer_in + 128256ull * 4096;
+        // rows of all linear layers (one INT8 scale per row).
+        const std::size_t rows = 32 * (4096ull + 1024 + 1024 + 4096 + 14336 * 2 + 4096) + 128256;
+        const std::size_t other =
+            128256ull * 4096 * 2 + 32 * (2 * 4096 * 2 + 2 * 128 * 2) + 4096 * 2;
+        QCOMPARE(weight_bytes(c, Tier::INT8), linear + rows * 2 + other);
+        // INT4: half a byte per weight, one fp16 scale per 128 inputs.
+        QCOMPARE(weight_bytes(c, Tier::INT4), linear / 2 + (linear / 128) * 2 + other);
+        // Sanity against the well-known size of a 7B W4A16 checkpoint: 4–5 GiB.
+        const double gib = weight_bytes(c, Tier::INT4) / double(1ull << 30);
+        QVERIFY2(gib > 4.0 && gib < 5.0, qPrintable(QString::number(gib)));
+    }
+
+    // A tied lm_head shares the embedding in 16-bit tiers and gets its own copy when quantised.
+    void tiedHeadInQuantisedTiers() {
+        ModelConfig tied = hy_mt15_18b();
+        ModelConfig untied = tied;
+        untied.tie_word_embeddings = false;
+        QVERIFY(weight_bytes(tied, Tier::BF16) < weight_bytes(untied, Tier::BF16));
+        QCOMPARE(weight_bytes(tied, Tier::INT4), weight_bytes(untied, Tier::INT4));
+    }
+
+    void kvCache() {
+        // 7B: 2 × 32 layers × 8 KV heads × 128 × 8192 tokens × 2 bytes = exactly 1 GiB.
+        QCOMPARE(kv_cache_bytes(hunyuan_mt_7b(), 8192), std::size_t(1) << 30);
+        QCOMPARE(kv_cache_bytes(hunyuan_mt_7b(), 8192, 1), std::size_t(1) << 29);
+        const MemoryEstimate e = estimate_memory(hunyuan_mt_7b(), Tier::INT4, 8192, 8);
+        QCOMPARE(e.kv_cache, std::size_t(1) << 30);
+        QCOMPARE(e.total(), e.weights + e.kv_cache + e.workspace);
+        QVERIFY(e.workspace > 0);
+        // Target: INT4 7B with an 8k KV budget in ≤ 6 GiB.
+        QVERIFY(e.total() < (6ull << 30));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestTiers)
+#include "test_tiers.moc"

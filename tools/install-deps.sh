@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages mtdesk builds against, when any is missing.
+# Runs apt-get as root (directly, or through sudo when run as a user).
+set -euo pipefail
+
+packages=(
+    build-essential cmake ninja-build pkg-config
+    qt6-base-dev qt6-base-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
+    libqt6charts6-dev libqt6svg6-dev libgl-dev
+    libfmt-dev nlohmann-json3-dev libpcre2-dev libsentencepiece-dev libicu-dev libopenblas-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+    exit 0
+fi
+
+echo "mtdesk: installing Debian packages: ${missing[*]}"
+sudo=()
+if ((EUID != 0)); then
+    if command -v sudo >/dev/null; then
+        sudo=(sudo)
+    else
+        echo "mtdesk: these packages are missing and I am not root (no sudo): ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
