@@ -11,7 +11,7 @@ namespace mtdesk {
 
 /// KV cache of one sequence: keys and values of every position run so far, per layer.
 class KvState {
-public:
+  public:
     virtual ~KvState() = default;
     /// Positions held (= position of the next token).
     virtual int length() const noexcept = 0;
@@ -23,7 +23,7 @@ public:
 
 /// A causal language model that can extend a sequence and return next-token logits.
 class CausalLM {
-public:
+  public:
     virtual ~CausalLM() = default;
 
     virtual const ModelConfig& config() const noexcept = 0;

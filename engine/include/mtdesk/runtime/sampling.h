@@ -11,10 +11,10 @@
 namespace mtdesk {
 
 struct SamplingParams {
-    bool greedy = false;        ///< argmax (after the repetition penalty) instead of a draw
-    float temperature = 0.7f;   ///< > 0
-    int top_k = 20;             ///< 0 = off
-    float top_p = 0.6f;         ///< 1 = off
+    bool greedy = false;               ///< argmax (after the repetition penalty) instead of a draw
+    float temperature = 0.7f;          ///< > 0
+    int top_k = 20;                    ///< 0 = off
+    float top_p = 0.6f;                ///< 1 = off
     float repetition_penalty = 1.05f;  ///< 1 = off
     uint64_t seed = 0;
 
@@ -32,18 +32,25 @@ struct SamplingParams {
 
 /// Picks tokens. One instance per sequence (it owns the sequence's RNG).
 class Sampler {
-public:
+  public:
     /// Throws Error for out-of-range parameters (temperature <= 0 when sampling, top_p outside
     /// (0, 1], repetition_penalty <= 0, top_k < 0).
     explicit Sampler(const SamplingParams& params);
 
-    /// Chooses the next token. `logits`: [vocab] fp32, modified in place. `history`: prompt and
-    /// generated ids so far (for the repetition penalty).
+    /// Chooses the next token. `logits`: [vocab] fp32, modified in place (left as the processed
+    /// scores: penalised, divided by the temperature, -inf where top-k / top-p removed a token).
+    /// `history`: prompt and generated ids so far (for the repetition penalty).
+    /// Greedy: the lowest id among the maximal penalised logits (torch.argmax). Sampling: top-k
+    /// keeps every logit >= the k-th largest (ties kept, as TopKLogitsWarper); top-p keeps the
+    /// smallest set of most likely tokens whose probability reaches top_p (ties ordered by
+    /// lower id first), at least one; the draw walks the renormalised probabilities in that
+    /// order with u = (rng() >> 11) * 2^-53, so a seed gives the same tokens on every platform.
+    /// Throws Error for empty logits or a history id outside [0, vocab).
     int32_t sample(std::span<float> logits, std::span<const int32_t> history);
 
     const SamplingParams& params() const noexcept { return params_; }
 
-private:
+  private:
     SamplingParams params_;
     std::mt19937_64 rng_;
 };

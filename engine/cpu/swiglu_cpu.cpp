@@ -1,0 +1,16 @@
+// SwiGLU gate: silu(gate) * up.
+
+#include <cmath>
+
+#include "cpu/ops_cpu.h"
+
+namespace mtdesk::cpu {
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        out[i] = (g / (1.0f + std::exp(-g))) * up[i];
+    }
+}
+
+}  // namespace mtdesk::cpu
