@@ -116,7 +116,10 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
 
     fmt::print("Model         {}\n", dir.string());
     fmt::print("Architecture  {}\n", c.architecture_name);
-    fmt::print("Parameters    {} ({:.3f} B)\n", c.parameter_count(), c.parameter_count() / 1e9);
+    const double params = static_cast<double>(c.parameter_count());
+    fmt::print("Parameters    {} ({})\n", c.parameter_count(),
+               params >= 1e9 ? fmt::format("{:.2f} B", params / 1e9)
+                             : fmt::format("{:.2f} M", params / 1e6));
     fmt::print(
         "Shape         {} layers, hidden {}, intermediate {}, {} query / {} KV heads of {}\n",
         c.num_layers, c.hidden_size, c.intermediate_size, c.num_heads, c.num_kv_heads, c.head_dim);
