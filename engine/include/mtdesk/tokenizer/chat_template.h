@@ -11,13 +11,17 @@ namespace mtdesk {
 
 enum class ChatTemplateKind {
     Hunyuan,  ///< Hunyuan / Hunyuan-MT / HY-MT1.5: "<|startoftext|>" + user + "<|extra_0|>",
-              ///< the answer ends at "<|eos|>"; a system turn is "<|startoftext|>" + s + "<|extra_4|>"
+              ///< the answer ends at "<|eos|>"; a system turn is "<|startoftext|>" + s +
+              ///< "<|extra_4|>"
     ChatML,   ///< Qwen: "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n"
 };
 
 /// One of the known chat templates, rendered natively.
 struct ChatTemplate {
     ChatTemplateKind kind = ChatTemplateKind::Hunyuan;
+    /// ChatML only: the system message the template writes when there is none (Qwen2 / Qwen2.5
+    /// templates have one, Qwen3's has none: empty).
+    std::string default_system;
 
     /// Prompt text (with special-token text, to be encoded with parse_special = true) for a single
     /// user turn with an optional system message, ready for the assistant's answer.
@@ -25,12 +29,15 @@ struct ChatTemplate {
     /// Special tokens that end the assistant's answer ("<|eos|>" / "<|im_end|>").
     std::vector<std::string> stop_tokens() const;
 
-    /// Recognises the template of `tokenizer_config.json` in `model_dir`. No file, or a file
-    /// without a chat_template, falls back to the Hunyuan template when the tokenizer has its
-    /// tokens (decided by the caller). Throws UnsupportedError naming the file for an unknown
-    /// template.
+    /// Recognises the template of `model_dir`: `chat_template.jinja` when present (newer
+    /// transformers save it there), otherwise the chat_template of `tokenizer_config.json` (a
+    /// string, or a list of {name, template} of which "default" is used). No file, or a file
+    /// without a chat_template, gives the Hunyuan template; whether the tokenizer has its tokens is
+    /// for the caller to check. Throws UnsupportedError naming the file for an unknown template,
+    /// FileError for a malformed file.
     static ChatTemplate from_model_dir(const std::filesystem::path& model_dir);
-    /// Recognises a template string; `name` is used in the error message.
+    /// Recognises a template string by its markers: Hunyuan's '<|startoftext|>' and
+    /// '<|extra_0|>', ChatML's '<|im_start|>'. `name` is used in the error message.
     static ChatTemplate recognise(std::string_view jinja, const std::string& name);
 };
 

@@ -23,7 +23,7 @@ enum class TokenizerKind { Tiktoken, HfTokenizerJson, SentencePiece };
 /// by U+FFFD before tokenisation (the Unicode "substitution of maximal subparts" practice, the
 /// same as Python's bytes.decode("utf-8", errors="replace")).
 class Tokenizer {
-public:
+  public:
     virtual ~Tokenizer() = default;
 
     virtual TokenizerKind kind() const noexcept = 0;
@@ -32,14 +32,24 @@ public:
 
     /// Encodes `text`. With `parse_special` the text of special tokens ("<|eos|>") becomes their
     /// id; without it, it is encoded as ordinary text (use this for user input).
-    virtual std::vector<int32_t> encode(std::string_view text, bool parse_special = false) const = 0;
+    virtual std::vector<int32_t> encode(std::string_view text,
+                                        bool parse_special = false) const = 0;
 
     /// The bytes one token stands for (may be a partial UTF-8 sequence). Special tokens give
-    /// their text. Throws Error for an id outside [0, vocab_size).
+    /// their text; an id inside the range that no token uses gives "". Throws Error for an id
+    /// outside [0, vocab_size).
     virtual std::string token_bytes(int32_t id) const = 0;
 
-    /// Concatenated bytes of `ids`, with invalid UTF-8 replaced by U+FFFD; special tokens are
-    /// skipped when `skip_special`.
+    /// The bytes an ordinary (non-special) token adds to decoded text; `at_start` is true while
+    /// no ordinary token came before it. token_bytes(id) except for SentencePiece, whose decoder
+    /// drops the dummy-prefix space of the first token ("▁Hello" -> "Hello").
+    virtual std::string decoded_bytes(int32_t id, [[maybe_unused]] bool at_start) const {
+        return token_bytes(id);
+    }
+
+    /// Concatenated decoded_bytes of `ids` (special tokens: their text, or nothing when
+    /// `skip_special`), with invalid UTF-8 replaced by U+FFFD. Throws Error for an id outside
+    /// [0, vocab_size).
     virtual std::string decode(std::span<const int32_t> ids, bool skip_special = true) const;
 
     /// Id of a special (or any) token given by its text, e.g. "<|eos|>".
@@ -56,18 +66,21 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir
                                           int vocab_limit = 0);
 
 /// Streaming detokeniser: feed ids one by one, get back the text that is complete UTF-8 so far.
-/// Holds back a trailing partial UTF-8 sequence until the next token completes it.
+/// Holds back a trailing partial UTF-8 sequence until the next token completes it. The pieces
+/// returned by push() and finish() concatenate to decode(ids, /*skip_special=*/true).
 class StreamingDecoder {
-public:
+  public:
     explicit StreamingDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
-    /// Returns newly completed text (possibly empty). Special tokens produce nothing.
+    /// Returns newly completed text (possibly empty). Special tokens produce nothing. Throws
+    /// Error for an id outside [0, vocab_size).
     std::string push(int32_t id);
     /// Flushes what is held back (invalid tail -> U+FFFD).
     std::string finish();
 
-private:
+  private:
     const Tokenizer& tokenizer_;
     std::string pending_;
+    bool at_start_ = true;
 };
 
 /// Replaces every maximal invalid UTF-8 subpart of `text` by U+FFFD (EF BF BD).

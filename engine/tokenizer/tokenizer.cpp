@@ -1,0 +1,91 @@
+#include "mtdesk/tokenizer/tokenizer.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "mtdesk/error.h"
+#include "tokenizer/files.h"
+#include "tokenizer/hf_byte_level_bpe.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
+#include "tokenizer/tiktoken_bpe.h"
+#include "tokenizer/utf8.h"
+
+namespace mtdesk {
+
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
+    std::string bytes;
+    bool at_start = true;
+    for (const int32_t id : ids) {
+        if (is_special(id)) {
+            if (!skip_special) bytes += token_bytes(id);
+            continue;
+        }
+        bytes += decoded_bytes(id, at_start);
+        at_start = false;
+    }
+    return sanitize_utf8(bytes);
+}
+
+std::string StreamingDecoder::push(int32_t id) {
+    if (tokenizer_.is_special(id)) return {};
+    pending_ += tokenizer_.decoded_bytes(id, at_start_);
+    at_start_ = false;
+    // Everything up to a trailing sequence that the next bytes could still complete is final:
+    // such a sequence starts with a lead byte, which always begins a new maximal subpart, so
+    // repairing the two parts separately gives what repairing them together gives.
+    const std::size_t keep = detail::utf8_incomplete_tail(pending_);
+    std::string ready = sanitize_utf8(std::string_view(pending_).substr(0, pending_.size() - keep));
+    pending_.erase(0, pending_.size() - keep);
+    return ready;
+}
+
+std::string StreamingDecoder::finish() {
+    std::string rest = sanitize_utf8(pending_);
+    pending_.clear();
+    return rest;
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir, int vocab_limit) {
+    namespace fs = std::filesystem;
+    const std::string dir = detail::display_name(model_dir);
+    std::error_code ec;
+    if (!fs::exists(model_dir, ec)) throw FileError(dir, "does not exist");
+    if (!fs::is_directory(model_dir, ec)) throw FileError(dir, "is not a directory");
+    const fs::path config = model_dir / "tokenizer_config.json";
+
+    fs::path tiktoken = model_dir / "hy.tiktoken";
+    if (!fs::is_regular_file(tiktoken, ec)) {
+        std::vector<fs::path> found;
+        for (fs::directory_iterator it(model_dir, ec), end; !ec && it != end; it.increment(ec)) {
+            if (it->path().extension() == ".tiktoken" && it->is_regular_file(ec)) {
+                found.push_back(it->path());
+            }
+        }
+        if (ec) throw FileError(dir, fmt::format("cannot list the directory: {}", ec.message()));
+        std::sort(found.begin(), found.end());
+        if (found.size() > 1) {
+            std::string names;
+            for (const fs::path& p : found) {
+                names += (names.empty() ? "" : ", ") + p.filename().string();
+            }
+            throw FileError(dir, fmt::format("several .tiktoken files ({}); expected hy.tiktoken "
+                                             "or a single one",
+                                             names));
+        }
+        tiktoken = found.empty() ? fs::path() : found.front();
+    }
+    if (!tiktoken.empty()) return detail::TiktokenBpe::load(tiktoken, config, vocab_limit);
+
+    const fs::path json = model_dir / "tokenizer.json";
+    if (fs::exists(json, ec)) return detail::HfByteLevelBpe::load(json, config, vocab_limit);
+
+    const fs::path model = model_dir / "tokenizer.model";
+    if (fs::exists(model, ec)) return detail::SentencePieceTokenizer::load(model, vocab_limit);
+
+    throw FileError(dir,
+                    "no tokenizer found (looked for hy.tiktoken, *.tiktoken, tokenizer.json "
+                    "and tokenizer.model)");
+}
+
+}  // namespace mtdesk
