@@ -22,7 +22,8 @@ ModelConfig hunyuan_mt_7b() {
     c.head_dim = 128;
     c.qk_norm = true;
     c.qk_norm_after_rope = true;
-    c.tie_word_embeddings = false;
+    // Hunyuan-MT-7B ties its embeddings (its checkpoint still carries a copy as lm_head.weight).
+    c.tie_word_embeddings = true;
     return c;
 }
 
@@ -33,7 +34,6 @@ ModelConfig hy_mt15_18b() {
     c.intermediate_size = 6144;
     c.num_heads = 16;
     c.num_kv_heads = 4;
-    c.tie_word_embeddings = true;
     return c;
 }
 
@@ -52,13 +52,16 @@ class TestTiers : public QObject {
 
     // BF16 holds every parameter in two bytes.
     void bf16IsTwoBytesPerParameter() {
-        for (const ModelConfig& c : {hunyuan_mt_7b(), hy_mt15_18b()}) {
+        ModelConfig untied = hunyuan_mt_7b();
+        untied.tie_word_embeddings = false;
+        for (const ModelConfig& c : {hunyuan_mt_7b(), hy_mt15_18b(), untied}) {
             QCOMPARE(weight_bytes(c, Tier::BF16), std::size_t(2 * c.parameter_count()));
             QCOMPARE(weight_bytes(c, Tier::FP16), weight_bytes(c, Tier::BF16));
         }
     }
 
-    // 7B: linear weights = 32 × (4096·4096·2 + 1024·4096·2 + 3·4096·14336) + lm_head 128256·4096.
+    // 7B: linear weights = 32 × (4096·4096·2 + 1024·4096·2 + 3·4096·14336) + lm_head 128256·4096
+    // (tied, so in INT tiers the lm_head is a quantised copy of the 16-bit embedding).
     void int8AndInt4Of7B() {
         const ModelConfig c = hunyuan_mt_7b();
         const std::size_t per_layer_in =
