@@ -67,8 +67,7 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
     auto tokenizer = load_tokenizer(dir, c.vocab_size);
     std::string chat;
     try {
-        chat = ChatTemplate::from_model_dir(dir).kind == ChatTemplateKind::Hunyuan ? "Hunyuan"
-                                                                                   : "ChatML";
+        chat = chat_template_name(ChatTemplate::from_model_dir(dir).kind);
     } catch (const UnsupportedError& e) {
         chat = std::string("unsupported (") + e.problem() + ")";
     }

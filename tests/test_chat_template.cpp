@@ -183,7 +183,6 @@ class TestChatTemplate : public QObject {
   private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
-        if (!fs::exists(kDataDir / ".done")) QSKIP("tests/data/tokenizers is not generated");
     }
 
     // The fixtures' goldens: text and ids.
@@ -277,6 +276,27 @@ class TestChatTemplate : public QObject {
         QCOMPARE(t.stop_tokens(), std::vector<std::string>{"<|eos|>"});
         // A default-constructed template is Hunyuan's.
         QCOMPARE(ChatTemplate{}.render("u"), std::string("<|startoftext|>u<|extra_0|>"));
+    }
+
+    void hunyuan_v2_render() {
+        // HY-MT1.5-1.8B's template (abridged to its turn structure): bos_token, the system prompt
+        // and '<｜hy_place▁holder▁no▁3｜>' when there is one, '<｜hy_User｜>' + content, and the
+        // generation prompt '<｜hy_Assistant｜>'. Expected strings derived by hand from it.
+        const std::string jinja =
+            "{{- bos_token }}{{- ns.system_prompt }}{%- if ns.system_prompt != '' %}"
+            "{{- '<｜hy_place▁holder▁no▁3｜>' }}{%- endif %}{%- for message in messages %}"
+            "{%- if message['role'] == 'user' %}{{- '<｜hy_User｜>'}}{{- message.content }}"
+            "{%- elif message['role'] == 'assistant' %}{{- '<｜hy_Assistant｜>' + "
+            "message.content + '<｜hy_place▁holder▁no▁2｜>' }}{%- endif %}{%- endfor %}"
+            "{%- if add_generation_prompt %}{{- '<｜hy_Assistant｜>' }}{%- endif %}";
+        const ChatTemplate t = ChatTemplate::recognise(jinja, "tokenizer_config.json");
+        QCOMPARE(t.kind, ChatTemplateKind::HunyuanV2);
+        QCOMPARE(t.render("u"),
+                 std::string("<｜hy_begin▁of▁sentence｜><｜hy_User｜>u<｜hy_Assistant｜>"));
+        QCOMPARE(t.render("u", "s"), std::string("<｜hy_begin▁of▁sentence｜>s<｜hy_place▁holder▁no▁"
+                                                 "3｜><｜hy_User｜>u<｜hy_Assistant｜>"));
+        QCOMPARE(t.stop_tokens(), std::vector<std::string>{"<｜hy_place▁holder▁no▁2｜>"});
+        QCOMPARE(chat_template_name(t.kind), std::string_view("Hunyuan V2"));
     }
 
     void unknown_template_is_unsupported() {

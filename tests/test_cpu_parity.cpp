@@ -105,12 +105,6 @@ class TestCpuParity : public QObject {
     }
 
   private slots:
-    void initTestCase() {
-        if (!fs::exists(kData / "models" / ".done")) {
-            QFAIL("tests/data/models/.done is missing: run tools/fixtures/make_fixtures.py");
-        }
-    }
-
     // The RoPE inverse frequencies are the float32 numbers transformers computed (recorded by
     // the generator in goldens/<name>.json, facts.rope.inv_freq_fp32), bit for bit.
     void rope_frequencies_data() { add_rows(); }

@@ -322,7 +322,6 @@ class TestTokenizerFiles : public QObject {
   private slots:
     void initTestCase() {
         QVERIFY(tmp_.isValid());
-        if (!fs::exists(kDataDir / ".done")) QSKIP("tests/data/tokenizers is not generated");
     }
 
     // ---- tiktoken -----------------------------------------------------------------------------

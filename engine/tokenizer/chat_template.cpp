@@ -16,6 +16,11 @@ constexpr std::string_view kExtra0 = "<|extra_0|>";
 constexpr std::string_view kExtra4 = "<|extra_4|>";
 constexpr std::string_view kImStart = "<|im_start|>";
 constexpr std::string_view kImEnd = "<|im_end|>";
+constexpr std::string_view kHyBos = "<｜hy_begin▁of▁sentence｜>";
+constexpr std::string_view kHyUser = "<｜hy_User｜>";
+constexpr std::string_view kHyAssistant = "<｜hy_Assistant｜>";
+constexpr std::string_view kHySystemEnd = "<｜hy_place▁holder▁no▁3｜>";
+constexpr std::string_view kHyEos = "<｜hy_place▁holder▁no▁2｜>";
 
 // The default system message of a ChatML template: a string literal of the template that reads
 // '<|im_start|>system\n' + literal text + '<|im_end|>' (Qwen2: "You are a helpful assistant.",
@@ -77,6 +82,18 @@ std::optional<std::string> chatml_default_system(std::string_view jinja) {
 
 }  // namespace
 
+std::string_view chat_template_name(ChatTemplateKind kind) noexcept {
+    switch (kind) {
+        case ChatTemplateKind::Hunyuan:
+            return "Hunyuan";
+        case ChatTemplateKind::HunyuanV2:
+            return "Hunyuan V2";
+        case ChatTemplateKind::ChatML:
+            return "ChatML";
+    }
+    return "?";
+}
+
 std::string ChatTemplate::render(std::string_view user, std::string_view system) const {
     std::string out;
     switch (kind) {
@@ -103,6 +120,13 @@ std::string ChatTemplate::render(std::string_view user, std::string_view system)
             out.append(kImStart).append("assistant\n");
             break;
         }
+        case ChatTemplateKind::HunyuanV2:
+            // bos_token, the system prompt and its separator when there is one, then the user
+            // turn and the generation prompt.
+            out.append(kHyBos);
+            if (!system.empty()) out.append(system).append(kHySystemEnd);
+            out.append(kHyUser).append(user).append(kHyAssistant);
+            break;
     }
     return out;
 }
@@ -113,6 +137,8 @@ std::vector<std::string> ChatTemplate::stop_tokens() const {
             return {"<|eos|>"};
         case ChatTemplateKind::ChatML:
             return {std::string(kImEnd)};
+        case ChatTemplateKind::HunyuanV2:
+            return {std::string(kHyEos)};
     }
     return {};
 }
@@ -124,6 +150,11 @@ ChatTemplate ChatTemplate::recognise(std::string_view jinja, const std::string& 
         t.kind = ChatTemplateKind::Hunyuan;
         return t;
     }
+    if (jinja.find(kHyUser) != std::string_view::npos &&
+        jinja.find(kHyAssistant) != std::string_view::npos) {
+        t.kind = ChatTemplateKind::HunyuanV2;
+        return t;
+    }
     if (jinja.find(kImStart) != std::string_view::npos &&
         jinja.find(kImEnd) != std::string_view::npos) {
         t.kind = ChatTemplateKind::ChatML;
@@ -131,9 +162,9 @@ ChatTemplate ChatTemplate::recognise(std::string_view jinja, const std::string& 
         return t;
     }
     throw UnsupportedError(name,
-                           "unsupported chat template: it has neither Hunyuan's markers "
-                           "('<|startoftext|>' ... '<|extra_0|>') nor ChatML's "
-                           "('<|im_start|>' ... '<|im_end|>')");
+                           "unsupported chat template: it has none of the markers of Hunyuan "
+                           "('<|startoftext|>' ... '<|extra_0|>'), Hunyuan V2 ('<｜hy_User｜>' "
+                           "... '<｜hy_Assistant｜>') or ChatML ('<|im_start|>' ... '<|im_end|>')");
 }
 
 ChatTemplate ChatTemplate::from_model_dir(const std::filesystem::path& model_dir) {

@@ -10,11 +10,18 @@
 namespace mtdesk {
 
 enum class ChatTemplateKind {
-    Hunyuan,  ///< Hunyuan / Hunyuan-MT / HY-MT1.5: "<|startoftext|>" + user + "<|extra_0|>",
-              ///< the answer ends at "<|eos|>"; a system turn is "<|startoftext|>" + s +
-              ///< "<|extra_4|>"
-    ChatML,   ///< Qwen: "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n"
+    Hunyuan,    ///< Hunyuan / Hunyuan-MT / HY-MT1.5: "<|startoftext|>" + user + "<|extra_0|>",
+                ///< the answer ends at "<|eos|>"; a system turn is "<|startoftext|>" + s +
+                ///< "<|extra_4|>"
+    ChatML,     ///< Qwen: "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n"
+    HunyuanV2,  ///< HY-MT1.5-1.8B and the 2025 Hunyuan dense chat models, full-width markers:
+                ///< "<｜hy_begin▁of▁sentence｜>" [+ system + "<｜hy_place▁holder▁no▁3｜>"]
+                ///< + "<｜hy_User｜>" + user + "<｜hy_Assistant｜>"; the answer ends at
+                ///< "<｜hy_place▁holder▁no▁2｜>"
 };
+
+/// "Hunyuan", "Hunyuan V2", "ChatML".
+std::string_view chat_template_name(ChatTemplateKind kind) noexcept;
 
 /// One of the known chat templates, rendered natively.
 struct ChatTemplate {
@@ -26,7 +33,8 @@ struct ChatTemplate {
     /// Prompt text (with special-token text, to be encoded with parse_special = true) for a single
     /// user turn with an optional system message, ready for the assistant's answer.
     std::string render(std::string_view user, std::string_view system = {}) const;
-    /// Special tokens that end the assistant's answer ("<|eos|>" / "<|im_end|>").
+    /// Special tokens that end the assistant's answer ("<|eos|>" / "<|im_end|>" /
+    /// "<｜hy_place▁holder▁no▁2｜>").
     std::vector<std::string> stop_tokens() const;
 
     /// Recognises the template of `model_dir`: `chat_template.jinja` when present (newer
@@ -37,7 +45,8 @@ struct ChatTemplate {
     /// FileError for a malformed file.
     static ChatTemplate from_model_dir(const std::filesystem::path& model_dir);
     /// Recognises a template string by its markers: Hunyuan's '<|startoftext|>' and
-    /// '<|extra_0|>', ChatML's '<|im_start|>'. `name` is used in the error message.
+    /// '<|extra_0|>', ChatML's '<|im_start|>', Hunyuan V2's '<｜hy_User｜>'. `name` is used in the
+    /// error message.
     static ChatTemplate recognise(std::string_view jinja, const std::string& name);
 };
 
