@@ -92,6 +92,26 @@ class TestGenerate : public QObject {
         QVERIFY_THROWS_EXCEPTION(Error, generate(*model_, prompt_, greedy(-1)));
     }
 
+    // Ids at or above vocab_limit (a padded embedding beyond the tokenizer) are never generated:
+    // with the limit set to the unconstrained first choice, that choice is excluded and the first
+    // token is the argmax of the allowed prefix.
+    void vocab_limit() {
+        const int32_t limit = reference_[0];
+        QVERIFY(limit > 1);
+        GenerationParams p = greedy(16);
+        p.vocab_limit = limit;
+        const GenerationResult r = generate(*model_, prompt_, p);
+        QCOMPARE(r.tokens.size(), std::size_t{16});
+        for (int32_t t : r.tokens)
+            QVERIFY(t < limit);
+        std::vector<float> logits(static_cast<std::size_t>(model_->config().vocab_size));
+        auto state = model_->new_state(static_cast<int>(prompt_.size()));
+        model_->forward(*state, prompt_, logits, false);
+        const auto best = std::max_element(logits.begin(), logits.begin() + limit);
+        QCOMPARE(r.tokens[0], static_cast<int32_t>(best - logits.begin()));
+        QVERIFY(r.tokens[0] != reference_[0]);
+    }
+
     void cancellation() {
         int calls = 0;
         const GenerationResult r =

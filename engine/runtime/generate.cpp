@@ -36,6 +36,11 @@ GenerationResult generate(CausalLM& model, std::span<const int32_t> prompt,
         std::min<int64_t>(static_cast<int64_t>(prompt.size()) + params.max_new_tokens, max_pos));
     std::unique_ptr<KvState> state = model.new_state(capacity);
     std::vector<float> logits(static_cast<std::size_t>(config.vocab_size));
+    // The sampler only sees the ids that may be generated (a prefix of the vocabulary).
+    const std::size_t candidates =
+        params.vocab_limit > 0
+            ? std::min<std::size_t>(logits.size(), static_cast<std::size_t>(params.vocab_limit))
+            : logits.size();
     std::vector<int32_t> history(prompt.begin(), prompt.end());
     history.reserve(prompt.size() + params.max_new_tokens);
 
@@ -43,7 +48,7 @@ GenerationResult generate(CausalLM& model, std::span<const int32_t> prompt,
     model.forward(*state, prompt, logits, /*all_positions=*/false);
     Clock::time_point first_token_time;
     for (;;) {
-        const int32_t token = sampler.sample(logits, history);
+        const int32_t token = sampler.sample(std::span<float>(logits.data(), candidates), history);
         if (result.tokens.empty()) first_token_time = Clock::now();
         if (std::find(params.stop_tokens.begin(), params.stop_tokens.end(), token) !=
             params.stop_tokens.end()) {

@@ -87,6 +87,7 @@ TranslationResult Translator::translate(const PromptRequest& request,
     GenerationParams gp;
     gp.sampling = options.sampling;
     gp.stop_tokens = stop_tokens_;
+    gp.vocab_limit = tokenizer_->vocab_size();
     gp.max_new_tokens = std::min(options.max_new_tokens, 4 * source_tokens + 32);
     const int room = model_->config().max_position_embeddings - static_cast<int>(prompt.size());
     if (room < 1)

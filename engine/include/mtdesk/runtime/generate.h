@@ -15,6 +15,10 @@ struct GenerationParams {
     SamplingParams sampling;
     int max_new_tokens = 512;
     std::vector<int32_t> stop_tokens;  ///< generation ends after (and without) any of these
+    /// When > 0, only ids below it can be generated. Checkpoints pad their embedding beyond the
+    /// tokenizer's last id (HY-MT1.5-1.8B: 120818 rows); those rows were never trained and have
+    /// no text, so they must not be chosen. Set it to Tokenizer::vocab_size().
+    int vocab_limit = 0;
 };
 
 enum class FinishReason { Stop, Length, Cancelled };
