@@ -21,6 +21,13 @@ endif
 
 MODEL ?= tests/data/models/hunyuan-gqa-alpha
 SAMPLE ?= Open the file and save your changes.
+# The window uses the bundled demo model once it is in the tree, unless MODEL is given.
+DEMO_MODEL := resources/models/mtdesk-demo
+ifeq ($(origin MODEL),file)
+GUI_MODEL := $(if $(wildcard $(DEMO_MODEL)/config.json),$(DEMO_MODEL),$(MODEL))
+else
+GUI_MODEL := $(MODEL)
+endif
 
 .PHONY: all deps configure build run test clean
 
@@ -36,11 +43,18 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	@echo "mtdesk: translating a sample with $(MODEL) (a tiny random-weight test model: the"
-	@echo "        words are nonsense, the tokenizer, prompt and generation path are the real ones)"
-	@echo "$(SAMPLE)" | $(BUILD_DIR)/app/mtdesk translate --model $(MODEL) --to zh --greedy --max-tokens 24
-	@echo
-	@$(BUILD_DIR)/app/mtdesk models inspect $(MODEL)
+	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then \
+		echo "mtdesk: opening the window with $(GUI_MODEL)"; \
+		$(BUILD_DIR)/app/mtdesk gui --model $(GUI_MODEL); \
+	else \
+		echo "mtdesk: no display (\$$DISPLAY and \$$WAYLAND_DISPLAY are unset), so no window;"; \
+		echo "        translating a sample on the command line instead."; \
+		echo "mtdesk: translating a sample with $(MODEL) (a tiny random-weight test model: the"; \
+		echo "        words are nonsense, the tokenizer, prompt and generation path are the real ones)"; \
+		echo "$(SAMPLE)" | $(BUILD_DIR)/app/mtdesk translate --model $(MODEL) --to zh --greedy --max-tokens 24; \
+		echo; \
+		$(BUILD_DIR)/app/mtdesk models inspect $(MODEL); \
+	fi
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

@@ -15,7 +15,10 @@ namespace {
 constexpr const char* kUsage =
     "Usage: mtdesk <command> [options]\n"
     "\n"
+    "Without a command, mtdesk opens its window (when there is a display).\n"
+    "\n"
     "Commands:\n"
+    "  gui [--model DIR]    open the window\n"
     "  translate --model DIR --to LANG [--from LANG] [FILE...]\n"
     "                       translate stdin to stdout, or each FILE to FILE.<LANG>.<ext>\n"
     "  models inspect DIR   architecture, parameters, tokenizer, tensors, memory per tier\n"

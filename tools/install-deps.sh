@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-base-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
-    libqt6charts6-dev libqt6svg6-dev libgl-dev
+    qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
     libfmt-dev nlohmann-json3-dev libpcre2-dev libsentencepiece-dev libicu-dev libopenblas-dev
 )
 

@@ -1,0 +1,501 @@
+// The translation window on the offscreen platform, with a tiny random-weight fixture model (its
+// output is nonsense text made of real tokens): typing translates, the streamed result equals the
+// engine's own greedy translation, swap, detect, stale requests, settings, language search, the
+// settings dialog's inline error, the live panel and the Chinese UI.
+
+#include <QAbstractItemView>
+#include <QApplication>
+#include <QCompleter>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QInputMethodEvent>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <exception>
+#include <memory>
+#include <optional>
+
+#include "gui_main.h"
+#include "i18n.h"
+#include "language_picker.h"
+#include "live_panel.h"
+#include "main_window.h"
+#include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translator.h"
+#include "settings.h"
+#include "settings_dialog.h"
+#include "translation_controller.h"
+
+using namespace mtdesk;
+using namespace mtdesk::ui;
+
+namespace {
+
+const QString kModel = QStringLiteral(MTDESK_TEST_DATA_DIR "/models/hunyuan-gqa-alpha");
+constexpr int kTimeout = 60000;
+
+// What the engine itself gives for one segment with greedy decoding; nullopt when the engine
+// throws. (The fixture's random weights sometimes pick an id past the tokenizer's last token,
+// which the engine reports as an error.)
+std::optional<QString> reference_translation(const QString& text, const char* from,
+                                             const char* to) {
+    static std::unique_ptr<Translator> translator = Translator::open_cpu(kModel.toStdString());
+    PromptRequest request;
+    request.text = text.toStdString();
+    request.source = from ? find_language(from) : nullptr;
+    request.target = find_language(to);
+    TranslateOptions options;
+    options.sampling = SamplingParams::greedy_decoding();
+    try {
+        return QString::fromStdString(translator->translate(request, options).text);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+// The first of `candidates` that the fixture translates from `from` to `to` without an error.
+QString sample(const char* from, const char* to, const QStringList& candidates) {
+    for (const QString& c : candidates)
+        if (reference_translation(c, from, to)) return c;
+    return {};
+}
+
+const QStringList kSentences = {
+    QStringLiteral("Open the file and save your changes."),
+    QStringLiteral("Thank you."),
+    QStringLiteral("Hello"),
+    QStringLiteral("Where is the station?"),
+    QStringLiteral("Good morning."),
+    QStringLiteral("Save the file."),
+    QStringLiteral("Short."),
+    QStringLiteral("One."),
+    QStringLiteral("Two."),
+    QStringLiteral("See you tomorrow."),
+};
+
+// QPlainTextEdit keeps paragraphs, not line-end characters: \r\n and \r read back as \n.
+QString as_shown(QString text) {
+    text.replace(QStringLiteral("\r\n"), QStringLiteral("\n"));
+    text.replace(QLatin1Char('\r'), QLatin1Char('\n'));
+    return text;
+}
+
+// A window with the fixture model loaded and greedy sampling.
+struct Window {
+    Settings settings;
+    TranslationController controller;
+    std::unique_ptr<MainWindow> window;
+    QList<quint64> finished;
+    QStringList finishedTexts;
+    QList<quint64> partials;
+
+    explicit Window(const QString& from = QStringLiteral("en"),
+                    const QString& to = QStringLiteral("zh")) {
+        settings.setSamplingMode(SamplingMode::Greedy);
+        settings.setModelDirectory(kModel);
+        settings.setSourceLanguage(from);
+        settings.setTargetLanguage(to);
+        window = std::make_unique<MainWindow>(settings, controller);
+        QObject::connect(&controller, &TranslationController::translationFinished, window.get(),
+                         [this](quint64 id, const QString& text, const RequestStats&) {
+                             finished.append(id);
+                             finishedTexts.append(text);
+                         });
+        QObject::connect(&controller, &TranslationController::partialTranslation, window.get(),
+                         [this](quint64 id, const QString&) { partials.append(id); });
+        QObject::connect(
+            &controller, &TranslationController::error, window.get(),
+            [](const QString& message) { qWarning("engine error: %s", qPrintable(message)); });
+        window->show();
+        window->loadConfiguredModel();
+    }
+    bool ready() const { return controller.state() == TranslationController::State::Ready; }
+};
+
+}  // namespace
+
+class TestUiMainWindow : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("mtdesk-test"));
+        QCoreApplication::setApplicationName(QStringLiteral("test_ui_main_window"));
+        init_resources();
+    }
+
+    void init() { QSettings().clear(); }
+
+    void typingProducesTranslation() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QVERIFY(w.window->statusText().contains(QStringLiteral("hunyuan-gqa-alpha")));
+        const QString text = sample("en", "zh", kSentences);
+        QVERIFY(!text.isEmpty());
+        QTest::keyClicks(w.window->sourceEdit(), text);
+        QVERIFY(w.window->debounceTimer()->isActive());  // waits for the typing to pause
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);
+        QVERIFY(!w.partials.isEmpty());  // streamed before it finished
+        const QString expected = *reference_translation(text, "en", "zh");
+        QVERIFY(!expected.isEmpty());
+        QCOMPARE(w.finishedTexts.front(), expected);
+        QCOMPARE(w.window->targetEdit()->toPlainText(), as_shown(expected));
+        QCOMPARE(w.window->translation(), expected);  // what Copy puts on the clipboard
+    }
+
+    void ctrlEnterTranslatesNow() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QVERIFY(QTest::qWaitForWindowExposed(w.window.get()));
+        w.window->activateWindow();
+        w.window->sourceEdit()->setFocus();
+        const QString text = sample("en", "zh", kSentences);
+        w.window->sourceEdit()->setPlainText(text);
+        QVERIFY(w.window->debounceTimer()->isActive());
+        const quint64 before = w.controller.latestRequestId();
+        QTest::keyClick(w.window->sourceEdit(), Qt::Key_Return, Qt::ControlModifier);
+        QVERIFY(!w.window->debounceTimer()->isActive());
+        QCOMPARE(w.controller.latestRequestId(), before + 1);
+        QCOMPARE(w.window->sourceEdit()->toPlainText(), text);  // no newline typed
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);
+        QCOMPARE(w.finishedTexts.front(), *reference_translation(text, "en", "zh"));
+    }
+
+    void swapSwapsLanguagesAndTexts() {
+        Window w(QStringLiteral("en"), QStringLiteral("fr"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        const QString text = sample("en", "fr", kSentences);
+        w.window->sourceEdit()->setPlainText(text);
+        w.window->translateNow();
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);
+        const QString translated = w.window->targetEdit()->toPlainText();
+        QVERIFY(!translated.isEmpty());
+        w.window->swapLanguages();
+        QCOMPARE(w.window->sourcePicker()->currentCode(), QStringLiteral("fr"));
+        QCOMPARE(w.window->targetPicker()->currentCode(), QStringLiteral("en"));
+        QCOMPARE(w.window->sourceEdit()->toPlainText(), translated);
+        QCOMPARE(w.window->targetEdit()->toPlainText(), text);
+        QCOMPARE(w.settings.sourceLanguage(), QStringLiteral("fr"));
+        QCOMPARE(w.settings.targetLanguage(), QStringLiteral("en"));
+        // Swapping back restores the pickers.
+        w.window->swapLanguages();
+        QCOMPARE(w.window->sourcePicker()->currentCode(), QStringLiteral("en"));
+        QCOMPARE(w.window->targetPicker()->currentCode(), QStringLiteral("fr"));
+    }
+
+    void detectAndSwapFromDetect() {
+        Window w(QString(), QStringLiteral("en"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.window->sourcePicker()->currentCode(), QString());  // Detect
+        const QString text = sample(
+            nullptr, "en",
+            {QStringLiteral("今天天气很好，我们去公园散步。"), QStringLiteral("谢谢你的帮助。"),
+             QStringLiteral("请打开文件并保存修改。"), QStringLiteral("你好")});
+        QVERIFY(!text.isEmpty());
+        w.window->sourceEdit()->setPlainText(text);
+        w.window->translateNow();
+        QCOMPARE(w.window->sourcePicker()->detected(), QStringLiteral("zh"));
+        QVERIFY(w.window->sourcePicker()->currentText().contains(QStringLiteral("Chinese")));
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);
+        QCOMPARE(w.finishedTexts.front(), *reference_translation(text, "zh", "en"));
+        // The detected language goes to the target side on swap.
+        w.window->swapLanguages();
+        QCOMPARE(w.window->sourcePicker()->currentCode(), QStringLiteral("en"));
+        QCOMPARE(w.window->targetPicker()->currentCode(), QStringLiteral("zh"));
+
+        // Latin text is left to the prompt ("unknown").
+        Window v(QString(), QStringLiteral("zh"));
+        v.window->sourceEdit()->setPlainText(QStringLiteral("Where is the station?"));
+        v.window->translateNow();
+        QCOMPARE(v.window->sourcePicker()->detected(), QString());
+    }
+
+    void newerEditCancelsStaleRequest() {
+        TranslationController controller;
+        TranslationOptions options;
+        options.mode = SamplingMode::Greedy;
+        controller.setOptions(options);
+        QList<quint64> finished, partial;
+        QStringList finishedTexts;
+        connect(&controller, &TranslationController::translationFinished, this,
+                [&](quint64 id, const QString& text, const RequestStats&) {
+                    finished.append(id);
+                    finishedTexts.append(text);
+                });
+        connect(&controller, &TranslationController::partialTranslation, this,
+                [&](quint64 id, const QString&) { partial.append(id); });
+        controller.loadModel(kModel);
+        QTRY_VERIFY_WITH_TIMEOUT(controller.state() == TranslationController::State::Ready,
+                                 kTimeout);
+
+        // A long request (many lines), superseded once it is running.
+        const QString line = sample("en", "de", kSentences);
+        QVERIFY(!line.isEmpty());
+        const QStringList lines(40, line);
+        const quint64 stale =
+            controller.translate(lines.join('\n'), QStringLiteral("en"), QStringLiteral("de"));
+        QTRY_VERIFY_WITH_TIMEOUT(partial.contains(stale), kTimeout);  // it is running
+        QVERIFY(controller.busy());
+        const QString short_text = sample("en", "de", kSentences.mid(1));
+        const quint64 fresh =
+            controller.translate(short_text, QStringLiteral("en"), QStringLiteral("de"));
+        QVERIFY(fresh > stale);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.contains(fresh), kTimeout);
+        QTest::qWait(300);  // anything stale still queued would arrive now
+        QCOMPARE(finished, QList<quint64>{fresh});
+        QCOMPARE(finishedTexts.front(), *reference_translation(short_text, "en", "de"));
+        QVERIFY(!controller.busy());
+        // Only the finished request counts in the figures: the stale one was cut short.
+        QCOMPARE(controller.stats().finished_requests, quint64(1));
+
+        // A pending request that never started is replaced the same way.
+        finished.clear();
+        const quint64 a =
+            controller.translate(lines.join('\n'), QStringLiteral("en"), QStringLiteral("de"));
+        const quint64 b = controller.translate(sample("en", "fr", kSentences), QStringLiteral("en"),
+                                               QStringLiteral("fr"));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.contains(b), kTimeout);
+        QTest::qWait(300);
+        QVERIFY(!finished.contains(a));
+        QCOMPARE(finished.size(), 1);
+    }
+
+    void newerEditInTheWindowWins() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        // Long enough to be still running when the edit's debounce ends.
+        const QStringList lines(300, sample("en", "zh", kSentences));
+        w.window->sourceEdit()->setPlainText(lines.join('\n'));
+        w.window->translateNow();
+        const quint64 stale = w.controller.latestRequestId();
+        QTRY_VERIFY_WITH_TIMEOUT(w.partials.contains(stale), kTimeout);
+        // The user edits: select all and type a new text.
+        w.window->sourceEdit()->selectAll();
+        const QString text = sample("en", "zh", kSentences.mid(1));
+        QTest::keyClicks(w.window->sourceEdit(), text);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.finished.isEmpty(), kTimeout);
+        QTest::qWait(300);
+        QCOMPARE(w.finished.size(), 1);
+        QVERIFY(w.finished.front() != stale);
+        QCOMPARE(w.finishedTexts.front(), *reference_translation(text, "en", "zh"));
+    }
+
+    void livePanelShowsFigures() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        w.window->sourceEdit()->setPlainText(sample("en", "zh", kSentences));
+        w.window->translateNow();
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);
+        const EngineStats s = w.controller.stats();
+        QVERIFY(s.ram_bytes > 1024 * 1024);
+        QCOMPARE(s.device, QStringLiteral("CPU"));
+        QVERIFY(s.ttft_ms.last && *s.ttft_ms.last > 0);
+        QVERIFY(s.ttft_ms.p50 && s.ttft_ms.p95);
+        QCOMPARE(s.ttft_history.size(), 1);
+        QCOMPARE(s.queue_depth, 0);
+        QVERIFY(!s.vram_total_bytes);  // the CPU engine has none
+        LivePanel* panel = w.window->livePanel();
+        panel->refresh();
+        QCOMPARE(panel->rowText(QStringLiteral("device")), QStringLiteral("CPU"));
+        QCOMPARE(panel->rowText(QStringLiteral("tier")), QStringLiteral("fp32 (CPU)"));
+        QVERIFY(panel->rowText(QStringLiteral("memory")).contains(QStringLiteral("MiB")));
+        QVERIFY(panel->rowText(QStringLiteral("ttft")).contains(QStringLiteral("p95")));
+        QVERIFY(!panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")));
+    }
+
+    void percentiles() {
+        QCOMPARE(percentile({}, 50), std::nullopt);
+        QCOMPARE(*percentile({5}, 95), 5.0);
+        QVector<double> v;
+        for (int i = 1; i <= 100; ++i)
+            v << i;
+        QCOMPARE(*percentile(v, 50), 50.0);
+        QCOMPARE(*percentile(v, 95), 95.0);
+        QCOMPARE(*percentile({3, 1, 2}, 50), 2.0);
+    }
+
+    void settingsPersist() {
+        {
+            Settings a;
+            a.setModelDirectory(QStringLiteral("/models/x"));
+            a.setSamplingMode(SamplingMode::Custom);
+            SamplingParams p;
+            p.temperature = 0.3f;
+            p.top_k = 7;
+            p.top_p = 0.9f;
+            p.repetition_penalty = 1.2f;
+            p.seed = 42;
+            a.setCustomSampling(p);
+            a.setMaxNewTokens(300);
+            a.setUiLanguage(QStringLiteral("zh_CN"));
+            a.setFontPointSize(17);
+            a.setSourceLanguage(QStringLiteral("bo"));
+            a.setTargetLanguage(QStringLiteral("yue"));
+            a.setTier(QStringLiteral("int8"));
+            a.setContextTokens(4096);
+            a.setMaxBatch(4);
+            a.sync();
+        }
+        Settings b;
+        QCOMPARE(b.modelDirectory(), QStringLiteral("/models/x"));
+        QCOMPARE(b.samplingMode(), SamplingMode::Custom);
+        const SamplingParams p = b.customSampling();
+        QCOMPARE(p.temperature, 0.3f);
+        QCOMPARE(p.top_k, 7);
+        QCOMPARE(p.top_p, 0.9f);
+        QCOMPARE(p.repetition_penalty, 1.2f);
+        QCOMPARE(p.seed, uint64_t(42));
+        QCOMPARE(b.maxNewTokens(), 300);
+        QCOMPARE(b.uiLanguage(), QStringLiteral("zh_CN"));
+        QCOMPARE(b.fontPointSize(), 17);
+        QCOMPARE(b.sourceLanguage(), QStringLiteral("bo"));
+        QCOMPARE(b.targetLanguage(), QStringLiteral("yue"));
+        QCOMPARE(b.tier(), QStringLiteral("int8"));
+        QCOMPARE(b.contextTokens(), 4096);
+        QCOMPARE(b.maxBatch(), 4);
+        const TranslationOptions o = b.translationOptions();
+        QCOMPARE(o.mode, SamplingMode::Custom);
+        QCOMPARE(o.max_new_tokens, 300);
+    }
+
+    void fontSizeChangesAndPersists() {
+        int before = 0;
+        {
+            Window w;
+            before = w.window->textPointSize();
+            QVERIFY(before > 0);
+            w.window->zoomIn();
+            w.window->zoomIn();
+            QCOMPARE(w.window->textPointSize(), before + 2);
+            QCOMPARE(w.window->targetEdit()->font().pointSize(), before + 2);
+            w.window->zoomOut();
+            QCOMPARE(w.window->textPointSize(), before + 1);
+        }
+        {
+            Window w;  // a new window reads the setting
+            QCOMPARE(w.window->textPointSize(), before + 1);
+            w.window->zoomReset();
+            QCOMPARE(w.window->textPointSize(), QApplication::font().pointSize());
+            QCOMPARE(Settings().fontPointSize(), 0);
+        }
+    }
+
+    void languageSearch_data() {
+        QTest::addColumn<QString>("query");
+        QTest::addColumn<QString>("code");
+        QTest::newRow("Chinese name") << QStringLiteral("藏语") << QStringLiteral("bo");
+        QTest::newRow("code") << QStringLiteral("bo") << QStringLiteral("bo");
+        QTest::newRow("English name") << QStringLiteral("Tibetan") << QStringLiteral("bo");
+        QTest::newRow("native name") << QStringLiteral("བོད་ཡིག") << QStringLiteral("bo");
+        QTest::newRow("prefix, any case") << QStringLiteral("tibe") << QStringLiteral("bo");
+        QTest::newRow("native prefix") << QStringLiteral("Deut") << QStringLiteral("de");
+        QTest::newRow("code beats substring") << QStringLiteral("de") << QStringLiteral("de");
+        QTest::newRow("alias zh-TW") << QStringLiteral("zh-TW") << QStringLiteral("zh-Hant");
+        QTest::newRow("alias fil") << QStringLiteral("fil") << QStringLiteral("tl");
+        QTest::newRow("Cantonese in Chinese") << QStringLiteral("粤语") << QStringLiteral("yue");
+        QTest::newRow("Uyghur native") << QStringLiteral("ئۇيغۇرچە") << QStringLiteral("ug");
+    }
+
+    void languageSearch() {
+        QFETCH(QString, query);
+        QFETCH(QString, code);
+        LanguagePicker picker(false);
+        picker.filterModel()->setQuery(query);
+        QVERIFY(picker.filterModel()->rowCount() >= 1);
+        QCOMPARE(picker.filterModel()->index(0, 0).data(CodeRole).toString(), code);
+        QVERIFY(picker.acceptQuery(query));
+        QCOMPARE(picker.currentCode(), code);
+        QCOMPARE(picker.lineEdit()->text(), picker.itemText(picker.currentIndex()));
+    }
+
+    void languageSearchByTyping() {
+        QWidget host;
+        auto* picker = new LanguagePicker(true, &host);
+        host.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&host));
+        QSignalSpy changed(picker, &LanguagePicker::languageChanged);
+        picker->lineEdit()->setFocus();
+        picker->lineEdit()->selectAll();
+        // Chinese comes in through the input method, as a committed string.
+        QInputMethodEvent commit;
+        commit.setCommitString(QStringLiteral("藏语"));
+        QApplication::sendEvent(picker->lineEdit(), &commit);
+        QCOMPARE(picker->filterModel()->index(0, 0).data(CodeRole).toString(),
+                 QStringLiteral("bo"));
+        QTest::keyClick(picker->lineEdit(), Qt::Key_Return);
+        QTRY_COMPARE(picker->currentCode(), QStringLiteral("bo"));
+        QVERIFY(!changed.isEmpty());
+        QCOMPARE(changed.last().at(0).toString(), QStringLiteral("bo"));
+        // Latin letters typed key by key; Enter takes the best match.
+        picker->lineEdit()->selectAll();
+        QTest::keyClicks(picker->lineEdit(), QStringLiteral("germ"));
+        QCOMPARE(picker->filterModel()->index(0, 0).data(CodeRole).toString(),
+                 QStringLiteral("de"));
+        QTest::keyClick(picker->lineEdit(), Qt::Key_Return);
+        QTRY_COMPARE(picker->currentCode(), QStringLiteral("de"));
+        QCOMPARE(picker->lineEdit()->text(), picker->itemText(picker->currentIndex()));
+        QVERIFY(picker->acceptQuery(QStringLiteral("bo")));
+        // A query that matches nothing leaves the choice as it was.
+        QVERIFY(!picker->acceptQuery(QStringLiteral("Klingon")));
+        QCOMPARE(picker->currentCode(), QStringLiteral("bo"));
+        // Detect is on the source side only.
+        QVERIFY(picker->setCurrentCode(QString()));
+        LanguagePicker target(false);
+        QVERIFY(!target.setCurrentCode(QString()));
+        QCOMPARE(target.count(), 38);
+        QCOMPARE(picker->count(), 39);
+    }
+
+    void settingsDialogShowsInlineError() {
+        Settings settings;
+        SettingsDialog dialog(settings);
+        QTemporaryDir tmp;
+        const QString missing = tmp.filePath(QStringLiteral("no-such-model"));
+        dialog.setModelDirectory(missing);
+        QVERIFY(!dialog.modelValid());
+        QVERIFY2(dialog.modelMessage().contains(QStringLiteral("does not exist")),
+                 qPrintable(dialog.modelMessage()));
+        auto* buttons = dialog.findChild<QDialogButtonBox*>();
+        QVERIFY(buttons);
+        QVERIFY(!buttons->button(QDialogButtonBox::Ok)->isEnabled());
+
+        // A directory with a config but no weights names what is missing.
+        QFile::copy(kModel + QStringLiteral("/config.json"),
+                    tmp.filePath(QStringLiteral("config.json")));
+        dialog.setModelDirectory(tmp.path());
+        QVERIFY(!dialog.modelValid());
+        QVERIFY(!dialog.modelMessage().isEmpty());
+
+        // The fixture is fine; accepting stores it (as an absolute path).
+        dialog.setModelDirectory(kModel);
+        QVERIFY2(dialog.modelValid(), qPrintable(dialog.modelMessage()));
+        QVERIFY(dialog.modelMessage().contains(QStringLiteral("HunYuanDenseV1ForCausalLM")));
+        QVERIFY(buttons->button(QDialogButtonBox::Ok)->isEnabled());
+        dialog.accept();
+        QCOMPARE(QDir(Settings().modelDirectory()), QDir(kModel));
+    }
+
+    void chineseUi() {
+        // Last: it installs translators for the rest of the process.
+        QCOMPARE(install_translations(*qApp, QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        QCOMPARE(QCoreApplication::translate("mtdesk::ui::MainWindow", "Translate"),
+                 QStringLiteral("翻译"));
+        Window w(QString(), QStringLiteral("bo"));
+        QCOMPARE(w.window->targetPicker()->currentText().left(2), QStringLiteral("藏语"));
+        QVERIFY(w.window->sourcePicker()->currentText().contains(QStringLiteral("检测")));
+        QLocale::setDefault(QLocale::c());
+    }
+};
+
+QTEST_MAIN(TestUiMainWindow)
+#include "test_ui_main_window.moc"

@@ -1,0 +1,20 @@
+#pragma once
+// The application's own UI language: English or Simplified Chinese, from the setting or the
+// system locale. The .qm files are compiled from translations/*.ts at build time and embedded.
+
+#include <QString>
+#include <QStringList>
+
+class QCoreApplication;
+
+namespace mtdesk::ui {
+
+/// The UI languages there are translations for: "en", "zh_CN".
+QStringList available_ui_languages();
+
+/// Picks the UI language ("" = from the system locale), installs mtdesk's translator and Qt's
+/// own (for standard buttons and dialogs, when the system has them), and makes it the default
+/// QLocale. Returns the language used ("en" or "zh_CN"). Call once, before widgets exist.
+QString install_translations(QCoreApplication& app, const QString& setting);
+
+}  // namespace mtdesk::ui

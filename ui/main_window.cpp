@@ -1,0 +1,425 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFrame>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "language_picker.h"
+#include "live_panel.h"
+#include "settings.h"
+#include "settings_dialog.h"
+
+namespace mtdesk::ui {
+namespace {
+
+constexpr int kMinPointSize = 6;
+constexpr int kMaxPointSize = 48;
+
+}  // namespace
+
+MainWindow::MainWindow(Settings& settings, TranslationController& controller, QWidget* parent)
+    : QMainWindow(parent), settings_(settings), controller_(controller) {
+    setWindowTitle(tr("mtdesk"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/mtdesk.svg")));
+
+    // ---- the model bar: shown while there is no usable model ----
+    modelBar_ = new QFrame(this);
+    modelBar_->setFrameShape(QFrame::StyledPanel);
+    modelBar_->setAutoFillBackground(true);
+    {
+        QPalette pal = modelBar_->palette();
+        pal.setColor(QPalette::Window, QColor(0xff, 0xf4, 0xce));
+        pal.setColor(QPalette::WindowText, QColor(0x3d, 0x2e, 0x00));
+        modelBar_->setPalette(pal);
+    }
+    modelBarText_ = new QLabel(modelBar_);
+    modelBarText_->setWordWrap(true);
+    auto* chooseModel = new QPushButton(tr("Choose model directory…"), modelBar_);
+    connect(chooseModel, &QPushButton::clicked, this, &MainWindow::showSettings);
+    auto* barLayout = new QHBoxLayout(modelBar_);
+    barLayout->addWidget(modelBarText_, 1);
+    barLayout->addWidget(chooseModel);
+    modelBar_->hide();
+
+    // ---- languages and panes ----
+    sourcePicker_ = new LanguagePicker(true, this);
+    targetPicker_ = new LanguagePicker(false, this);
+    sourcePicker_->setToolTip(tr("Source language: type a code or a name in any script"));
+    targetPicker_->setToolTip(tr("Target language: type a code or a name in any script"));
+    swapButton_ = new QToolButton(this);
+    swapButton_->setText(QStringLiteral("⇄"));
+    swapButton_->setToolTip(tr("Swap languages and texts (Ctrl+Shift+S)"));
+    swapButton_->setAutoRaise(true);
+    {
+        QFont f = swapButton_->font();
+        f.setPointSizeF(f.pointSizeF() * 1.6);
+        swapButton_->setFont(f);
+    }
+    connect(swapButton_, &QToolButton::clicked, this, &MainWindow::swapLanguages);
+
+    source_ = new QPlainTextEdit(this);
+    source_->setPlaceholderText(tr("Type or paste text to translate"));
+    source_->setTabChangesFocus(true);
+    target_ = new QPlainTextEdit(this);
+    target_->setReadOnly(true);
+    target_->setPlaceholderText(tr("Translation"));
+
+    translateButton_ = new QPushButton(tr("Translate"), this);
+    translateButton_->setToolTip(tr("Translate now (Ctrl+Enter)"));
+    connect(translateButton_, &QPushButton::clicked, this, &MainWindow::translateNow);
+    copyButton_ = new QPushButton(tr("Copy"), this);
+    copyButton_->setToolTip(tr("Copy the translation (Ctrl+Shift+C)"));
+    copyButton_->setEnabled(false);
+    connect(copyButton_, &QPushButton::clicked, this, &MainWindow::copyTranslation);
+    sourceInfo_ = new QLabel(this);
+    targetInfo_ = new QLabel(this);
+    sourceInfo_->setForegroundRole(QPalette::PlaceholderText);
+    targetInfo_->setForegroundRole(QPalette::PlaceholderText);
+
+    auto* grid = new QGridLayout;
+    grid->addWidget(sourcePicker_, 0, 0);
+    grid->addWidget(swapButton_, 0, 1, Qt::AlignCenter);
+    grid->addWidget(targetPicker_, 0, 2);
+    grid->addWidget(source_, 1, 0);
+    grid->addWidget(target_, 1, 2);
+    auto* sourceFooter = new QHBoxLayout;
+    sourceFooter->addWidget(sourceInfo_, 1);
+    sourceFooter->addWidget(translateButton_);
+    auto* targetFooter = new QHBoxLayout;
+    targetFooter->addWidget(targetInfo_, 1);
+    targetFooter->addWidget(copyButton_);
+    grid->addLayout(sourceFooter, 2, 0);
+    grid->addLayout(targetFooter, 2, 2);
+    grid->setColumnStretch(0, 1);
+    grid->setColumnStretch(2, 1);
+    grid->setRowStretch(1, 1);
+
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->addWidget(modelBar_);
+    layout->addLayout(grid, 1);
+    setCentralWidget(central);
+
+    // ---- live panel ----
+    livePanel_ = new LivePanel(&controller_, this);
+    dock_ = new QDockWidget(tr("Live"), this);
+    dock_->setObjectName(QStringLiteral("livePanel"));
+    dock_->setWidget(livePanel_);
+    dock_->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+                       QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::RightDockWidgetArea, dock_);
+
+    // ---- status bar ----
+    modelLabel_ = new QLabel(this);
+    stateLabel_ = new QLabel(this);
+    progress_ = new QProgressBar(this);
+    progress_->setMaximumWidth(160);
+    progress_->setTextVisible(false);
+    progress_->hide();
+    statusBar()->addWidget(modelLabel_);
+    statusBar()->addWidget(stateLabel_, 1);
+    statusBar()->addPermanentWidget(progress_);
+
+    buildMenus();
+
+    // ---- behaviour ----
+    sourcePicker_->setCurrentCode(settings_.sourceLanguage());
+    if (!targetPicker_->setCurrentCode(settings_.targetLanguage()))
+        targetPicker_->setCurrentCode(QStringLiteral("zh"));
+    debounce_ = new QTimer(this);
+    debounce_->setSingleShot(true);
+    debounce_->setInterval(kDebounceMs);
+    connect(debounce_, &QTimer::timeout, this, &MainWindow::translateNow);
+    connect(source_, &QPlainTextEdit::textChanged, this, &MainWindow::onSourceChanged);
+    auto languageChanged = [this] {
+        settings_.setSourceLanguage(sourcePicker_->currentCode());
+        settings_.setTargetLanguage(targetPicker_->currentCode());
+        updateDetected();
+        if (!source_->toPlainText().trimmed().isEmpty()) debounce_->start();
+    };
+    connect(sourcePicker_, &LanguagePicker::languageChanged, this, languageChanged);
+    connect(targetPicker_, &LanguagePicker::languageChanged, this, languageChanged);
+
+    connect(&controller_, &TranslationController::partialTranslation, this, &MainWindow::onPartial);
+    connect(&controller_, &TranslationController::translationFinished, this,
+            &MainWindow::onFinished);
+    connect(&controller_, &TranslationController::error, this, &MainWindow::onError);
+    connect(&controller_, &TranslationController::stateChanged, this, &MainWindow::onStateChanged);
+    connect(&controller_, &TranslationController::busyChanged, this, &MainWindow::onStateChanged);
+    connect(&controller_, &TranslationController::loadProgress, this,
+            [this](int done, int total, const QString& what) {
+                progress_->setRange(0, total);
+                progress_->setValue(done);
+                progress_->setToolTip(what);
+            });
+
+    // ---- settings ----
+    applySettings();
+    applyFontSize(settings_.fontPointSize());
+    if (!restoreGeometry(settings_.windowGeometry())) resize(1100, 620);
+    restoreState(settings_.windowState());
+    dock_->setVisible(settings_.livePanelVisible());
+    onStateChanged();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Model directory…"), this, &MainWindow::showSettings);
+    open->setShortcut(QKeySequence::Open);
+    QAction* prefs = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
+    prefs->setShortcuts({QKeySequence::Preferences, QKeySequence(Qt::CTRL | Qt::Key_Comma)});
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Translate"));
+    QAction* now = edit->addAction(tr("Translate &now"), this, &MainWindow::translateNow);
+    now->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::Key_Return), QKeySequence(Qt::CTRL | Qt::Key_Enter)});
+    now->setShortcutContext(Qt::WindowShortcut);
+    QAction* swap = edit->addAction(tr("&Swap languages"), this, &MainWindow::swapLanguages);
+    swap->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    QAction* copy = edit->addAction(tr("&Copy translation"), this, &MainWindow::copyTranslation);
+    copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    livePanelAction_ = dock_->toggleViewAction();
+    livePanelAction_->setText(tr("&Live panel"));
+    view->addAction(livePanelAction_);
+    connect(livePanelAction_, &QAction::toggled, this,
+            [this](bool on) { settings_.setLivePanelVisible(on); });
+    view->addSeparator();
+    QAction* bigger = view->addAction(tr("&Larger text"), this, &MainWindow::zoomIn);
+    bigger->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
+    QAction* smaller = view->addAction(tr("&Smaller text"), this, &MainWindow::zoomOut);
+    smaller->setShortcut(QKeySequence::ZoomOut);
+    QAction* reset = view->addAction(tr("&Default text size"), this, &MainWindow::zoomReset);
+    reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About mtdesk"), this, [this] {
+        QMessageBox::about(
+            this, tr("About mtdesk"),
+            tr("<h3>mtdesk %1</h3><p>Private, offline translation with Hunyuan-MT and "
+               "HY-MT1.5 models on your own computer.</p>")
+                .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::loadConfiguredModel() {
+    const QString dir = settings_.effectiveModelDirectory();
+    if (dir.isEmpty()) {
+        showModelBar(
+            tr("No translation model yet. Choose a model directory (with config.json, "
+               "the weights and the tokenizer)."));
+        onStateChanged();
+        return;
+    }
+    loadModel(dir);
+}
+
+void MainWindow::loadModel(const QString& dir) {
+    modelBar_->hide();
+    controller_.loadModel(dir);
+}
+
+void MainWindow::showModelBar(const QString& text) {
+    modelBarText_->setText(text);
+    modelBar_->show();
+}
+
+void MainWindow::applySettings() {
+    controller_.setOptions(settings_.translationOptions());
+}
+
+void MainWindow::onSourceChanged() {
+    const QString text = source_->toPlainText();
+    sourceInfo_->setText(text.isEmpty() ? QString() : tr("%n characters", nullptr, text.size()));
+    if (text.trimmed().isEmpty()) {
+        debounce_->stop();
+        controller_.cancel();
+        requestId_ = 0;
+        translation_.clear();
+        target_->clear();
+        targetInfo_->clear();
+        copyButton_->setEnabled(false);
+        sourcePicker_->setDetected(QString());
+        return;
+    }
+    debounce_->start();
+}
+
+void MainWindow::updateDetected() {
+    if (!sourcePicker_->currentCode().isEmpty()) return;
+    sourcePicker_->setDetected(detect_source_language(source_->toPlainText()));
+}
+
+void MainWindow::translateNow() {
+    debounce_->stop();
+    const QString text = source_->toPlainText();
+    if (text.trimmed().isEmpty()) {
+        onSourceChanged();
+        return;
+    }
+    updateDetected();
+    requestId_ =
+        controller_.translate(text, sourcePicker_->currentCode(), targetPicker_->currentCode());
+    onStateChanged();
+}
+
+void MainWindow::onPartial(quint64 id, const QString& text) {
+    if (id != requestId_) return;
+    translation_ = text;
+    target_->setPlainText(text);
+    target_->moveCursor(QTextCursor::End);
+    copyButton_->setEnabled(!text.isEmpty());
+}
+
+void MainWindow::onFinished(quint64 id, const QString& text, const RequestStats& stats) {
+    if (id != requestId_) return;
+    translation_ = text;
+    target_->setPlainText(text);
+    copyButton_->setEnabled(!text.isEmpty());
+    targetInfo_->setText(tr("%1 ms to first token · %2 tokens/s")
+                             .arg(QLocale().toString(stats.ttft_ms, 'f', 0),
+                                  QLocale().toString(stats.tokens_per_s, 'f', 1)));
+    onStateChanged();
+}
+
+void MainWindow::onError(const QString& message) {
+    targetInfo_->setText(tr("Error: %1").arg(message));
+    targetInfo_->setToolTip(message);
+    stateLabel_->setText(tr("Error: %1").arg(message));
+}
+
+void MainWindow::swapLanguages() {
+    QString from = sourcePicker_->currentCode();
+    const QString to = targetPicker_->currentCode();
+    if (from.isEmpty()) from = sourcePicker_->detected();
+    if (from.isEmpty()) {
+        // Nothing detected: the likeliest other side.
+        from = to == QLatin1String("en") ? QStringLiteral("zh") : QStringLiteral("en");
+    }
+    const QString sourceText = source_->toPlainText();
+    const QString targetText = target_->toPlainText();
+    controller_.cancel();
+    requestId_ = 0;
+    {
+        const QSignalBlocker a(sourcePicker_), b(targetPicker_);
+        sourcePicker_->setCurrentCode(to);
+        targetPicker_->setCurrentCode(from);
+    }
+    settings_.setSourceLanguage(sourcePicker_->currentCode());
+    settings_.setTargetLanguage(targetPicker_->currentCode());
+    {
+        const QSignalBlocker block(source_);
+        source_->setPlainText(targetText);
+    }
+    target_->setPlainText(sourceText);
+    translation_ = sourceText;
+    copyButton_->setEnabled(!sourceText.isEmpty());
+    targetInfo_->clear();
+    sourceInfo_->setText(targetText.isEmpty() ? QString()
+                                              : tr("%n characters", nullptr, targetText.size()));
+    if (!targetText.trimmed().isEmpty()) debounce_->start();
+}
+
+void MainWindow::copyTranslation() {
+    const QString text = translation_.isEmpty() ? target_->toPlainText() : translation_;
+    if (!text.isEmpty()) QApplication::clipboard()->setText(text);
+    statusBar()->showMessage(tr("Translation copied"), 2000);
+}
+
+void MainWindow::showSettings() {
+    const QString before = settings_.effectiveModelDirectory();
+    SettingsDialog dialog(settings_, this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    applySettings();
+    const QString after = settings_.effectiveModelDirectory();
+    if (after.isEmpty()) {
+        loadConfiguredModel();
+    } else if (after != before || controller_.state() != TranslationController::State::Ready) {
+        loadModel(after);
+    }
+}
+
+void MainWindow::onStateChanged() {
+    using State = TranslationController::State;
+    const State s = controller_.state();
+    const QString name = controller_.modelName();
+    modelLabel_->setText(name.isEmpty() ? QString() : tr("Model: %1").arg(name));
+    modelLabel_->setToolTip(controller_.modelDirectory());
+    progress_->setVisible(s == State::Loading);
+    if (s == State::Loading) {
+        progress_->setRange(0, 0);
+        stateLabel_->setText(tr("Loading the model…"));
+    } else if (s == State::Failed) {
+        stateLabel_->setText(tr("The model could not be loaded"));
+        showModelBar(tr("The model could not be loaded: %1").arg(controller_.lastError()));
+    } else if (s == State::NoModel) {
+        stateLabel_->setText(tr("No model loaded"));
+    } else if (controller_.busy()) {
+        stateLabel_->setText(tr("Translating…"));
+    } else {
+        stateLabel_->setText(tr("Ready"));
+    }
+    if (s == State::Ready) modelBar_->hide();
+}
+
+QString MainWindow::statusText() const {
+    return modelLabel_->text() + QStringLiteral(" · ") + stateLabel_->text();
+}
+
+int MainWindow::textPointSize() const {
+    return source_->font().pointSize();
+}
+
+void MainWindow::applyFontSize(int points) {
+    QFont f = QApplication::font();
+    if (points > 0) f.setPointSize(points);
+    source_->setFont(f);
+    target_->setFont(f);
+}
+
+void MainWindow::zoomIn() {
+    const int size = std::min(kMaxPointSize, textPointSize() + 1);
+    settings_.setFontPointSize(size);
+    applyFontSize(size);
+}
+
+void MainWindow::zoomOut() {
+    const int size = std::max(kMinPointSize, textPointSize() - 1);
+    settings_.setFontPointSize(size);
+    applyFontSize(size);
+}
+
+void MainWindow::zoomReset() {
+    settings_.setFontPointSize(0);
+    applyFontSize(0);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    settings_.setWindowGeometry(saveGeometry());
+    settings_.setWindowState(saveState());
+    settings_.sync();
+    QMainWindow::closeEvent(event);
+}
+
+}  // namespace mtdesk::ui

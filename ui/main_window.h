@@ -1,0 +1,106 @@
+#pragma once
+// The main window: source and target panes, searchable language pickers with Detect and swap,
+// translate-as-you-type (debounced; a newer edit supersedes the running request), streaming
+// output, copy, adjustable text size, the live panel in a dock, and the model's state in the
+// status bar. Everything engine-side goes through TranslationController.
+
+#include <QMainWindow>
+
+#include "translation_controller.h"
+
+class QAction;
+class QDockWidget;
+class QFrame;
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTimer;
+class QToolButton;
+
+namespace mtdesk::ui {
+
+class LanguagePicker;
+class LivePanel;
+class Settings;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+  public:
+    static constexpr int kDebounceMs = 400;
+
+    MainWindow(Settings& settings, TranslationController& controller, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Loads the configured model (the setting, else the bundled demo model); without one,
+    /// shows the bar that asks for a model directory.
+    void loadConfiguredModel();
+    /// Loads `dir` for this session without changing the setting.
+    void loadModel(const QString& dir);
+
+    /// Sends the source text now (what the debounce timer and Ctrl+Enter do).
+    void translateNow();
+    void swapLanguages();
+    void copyTranslation();
+    /// Opens the settings dialog; applies what was accepted.
+    void showSettings();
+
+    QPlainTextEdit* sourceEdit() const { return source_; }
+    QPlainTextEdit* targetEdit() const { return target_; }
+    LanguagePicker* sourcePicker() const { return sourcePicker_; }
+    LanguagePicker* targetPicker() const { return targetPicker_; }
+    LivePanel* livePanel() const { return livePanel_; }
+    QTimer* debounceTimer() const { return debounce_; }
+    QString statusText() const;
+    /// The last finished translation exactly as the engine gave it (what Copy copies; the pane
+    /// shows it with line ends normalised).
+    QString translation() const { return translation_; }
+    int textPointSize() const;  ///< the panes' current font size
+
+  public slots:
+    void zoomIn();
+    void zoomOut();
+    void zoomReset();
+
+  protected:
+    void closeEvent(QCloseEvent* event) override;
+
+  private:
+    void buildMenus();
+    void onSourceChanged();
+    void onPartial(quint64 id, const QString& text);
+    void onFinished(quint64 id, const QString& text, const mtdesk::ui::RequestStats& stats);
+    void onError(const QString& message);
+    void onStateChanged();
+    void updateDetected();
+    void applyFontSize(int points);
+    void applySettings();
+    void showModelBar(const QString& text);
+
+    Settings& settings_;
+    TranslationController& controller_;
+    quint64 requestId_ = 0;
+    QString translation_;
+
+    LanguagePicker* sourcePicker_;
+    LanguagePicker* targetPicker_;
+    QToolButton* swapButton_;
+    QPlainTextEdit* source_;
+    QPlainTextEdit* target_;
+    QPushButton* translateButton_;
+    QPushButton* copyButton_;
+    QLabel* sourceInfo_;
+    QLabel* targetInfo_;
+    QFrame* modelBar_;
+    QLabel* modelBarText_;
+    QDockWidget* dock_;
+    LivePanel* livePanel_;
+    QLabel* modelLabel_;
+    QLabel* stateLabel_;
+    QProgressBar* progress_;
+    QTimer* debounce_;
+    QAction* livePanelAction_ = nullptr;
+};
+
+}  // namespace mtdesk::ui

@@ -1,0 +1,195 @@
+#include "settings.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QLocale>
+#include <QStandardPaths>
+
+namespace mtdesk::ui {
+namespace {
+
+const QString kModelDir = QStringLiteral("model/directory");
+const QString kTier = QStringLiteral("model/tier");
+const QString kContext = QStringLiteral("model/contextTokens");
+const QString kBatch = QStringLiteral("model/maxBatch");
+const QString kMode = QStringLiteral("sampling/mode");
+const QString kTemperature = QStringLiteral("sampling/temperature");
+const QString kTopK = QStringLiteral("sampling/topK");
+const QString kTopP = QStringLiteral("sampling/topP");
+const QString kRepetition = QStringLiteral("sampling/repetitionPenalty");
+const QString kSeed = QStringLiteral("sampling/seed");
+const QString kMaxTokens = QStringLiteral("sampling/maxNewTokens");
+const QString kUiLanguage = QStringLiteral("ui/language");
+const QString kFontSize = QStringLiteral("ui/fontPointSize");
+const QString kSource = QStringLiteral("ui/sourceLanguage");
+const QString kTarget = QStringLiteral("ui/targetLanguage");
+const QString kLivePanel = QStringLiteral("ui/livePanel");
+const QString kGeometry = QStringLiteral("ui/geometry");
+const QString kState = QStringLiteral("ui/state");
+
+const QString kDemoModel = QStringLiteral("models/mtdesk-demo");
+
+bool is_model_dir(const QString& dir) {
+    return !dir.isEmpty() && QFileInfo::exists(dir + QStringLiteral("/config.json"));
+}
+
+}  // namespace
+
+Settings::Settings(QObject* parent) : QObject(parent) {}
+
+void Settings::set(const QString& key, const QVariant& value) {
+    if (settings_.value(key) == value) return;
+    settings_.setValue(key, value);
+    emit changed();
+}
+
+QString Settings::modelDirectory() const {
+    return settings_.value(kModelDir).toString();
+}
+void Settings::setModelDirectory(const QString& dir) {
+    set(kModelDir, dir);
+}
+
+QString Settings::effectiveModelDirectory() const {
+    const QString chosen = modelDirectory();
+    if (is_model_dir(chosen)) return chosen;
+    return demoModelDirectory();
+}
+
+QString Settings::demoModelDirectory() {
+    QStringList candidates;
+    // Installed: <prefix>/bin/mtdesk -> <prefix>/share/mtdesk/models/mtdesk-demo
+    const QString bin = QCoreApplication::applicationDirPath();
+    if (!bin.isEmpty())
+        candidates << QDir(bin).filePath(QStringLiteral("../share/mtdesk/") + kDemoModel);
+    for (const QString& data :
+         QStandardPaths::standardLocations(QStandardPaths::GenericDataLocation))
+        candidates << QDir(data).filePath(QStringLiteral("mtdesk/") + kDemoModel);
+#ifdef MTDESK_SOURCE_DIR
+    // A build run from its tree.
+    candidates << QStringLiteral(MTDESK_SOURCE_DIR "/resources/") + kDemoModel;
+#endif
+    for (const QString& c : candidates)
+        if (is_model_dir(c)) return QDir::cleanPath(QFileInfo(c).absoluteFilePath());
+    return {};
+}
+
+SamplingMode Settings::samplingMode() const {
+    const QString m = settings_.value(kMode, QStringLiteral("recommended")).toString();
+    if (m == QLatin1String("greedy")) return SamplingMode::Greedy;
+    if (m == QLatin1String("custom")) return SamplingMode::Custom;
+    return SamplingMode::Recommended;
+}
+void Settings::setSamplingMode(SamplingMode mode) {
+    switch (mode) {
+        case SamplingMode::Greedy:
+            return set(kMode, QStringLiteral("greedy"));
+        case SamplingMode::Recommended:
+            return set(kMode, QStringLiteral("recommended"));
+        case SamplingMode::Custom:
+            return set(kMode, QStringLiteral("custom"));
+    }
+}
+
+SamplingParams Settings::customSampling() const {
+    const SamplingParams d = SamplingParams::hunyuan_mt();
+    SamplingParams p;
+    p.greedy = false;
+    p.temperature = settings_.value(kTemperature, d.temperature).toFloat();
+    p.top_k = settings_.value(kTopK, d.top_k).toInt();
+    p.top_p = settings_.value(kTopP, d.top_p).toFloat();
+    p.repetition_penalty = settings_.value(kRepetition, d.repetition_penalty).toFloat();
+    p.seed = settings_.value(kSeed, 0).toULongLong();
+    return p;
+}
+void Settings::setCustomSampling(const SamplingParams& p) {
+    set(kTemperature, p.temperature);
+    set(kTopK, p.top_k);
+    set(kTopP, p.top_p);
+    set(kRepetition, p.repetition_penalty);
+    set(kSeed, QVariant::fromValue<qulonglong>(p.seed));
+}
+
+int Settings::maxNewTokens() const {
+    return settings_.value(kMaxTokens, 1024).toInt();
+}
+void Settings::setMaxNewTokens(int n) {
+    set(kMaxTokens, n);
+}
+
+TranslationOptions Settings::translationOptions() const {
+    TranslationOptions o;
+    o.mode = samplingMode();
+    o.sampling = customSampling();
+    o.max_new_tokens = maxNewTokens();
+    return o;
+}
+
+QString Settings::tier() const {
+    return settings_.value(kTier, QStringLiteral("bf16")).toString();
+}
+void Settings::setTier(const QString& tier) {
+    set(kTier, tier);
+}
+int Settings::contextTokens() const {
+    return settings_.value(kContext, 8192).toInt();
+}
+void Settings::setContextTokens(int tokens) {
+    set(kContext, tokens);
+}
+int Settings::maxBatch() const {
+    return settings_.value(kBatch, 16).toInt();
+}
+void Settings::setMaxBatch(int batch) {
+    set(kBatch, batch);
+}
+
+QString Settings::uiLanguage() const {
+    return settings_.value(kUiLanguage).toString();
+}
+void Settings::setUiLanguage(const QString& language) {
+    set(kUiLanguage, language);
+}
+int Settings::fontPointSize() const {
+    return settings_.value(kFontSize, 0).toInt();
+}
+void Settings::setFontPointSize(int points) {
+    set(kFontSize, points);
+}
+
+QString Settings::sourceLanguage() const {
+    return settings_.value(kSource).toString();
+}
+void Settings::setSourceLanguage(const QString& code) {
+    set(kSource, code);
+}
+QString Settings::targetLanguage() const {
+    // First run: into Chinese, or into English for a Chinese UI.
+    const QString fallback =
+        QLocale().language() == QLocale::Chinese ? QStringLiteral("en") : QStringLiteral("zh");
+    return settings_.value(kTarget, fallback).toString();
+}
+void Settings::setTargetLanguage(const QString& code) {
+    set(kTarget, code);
+}
+bool Settings::livePanelVisible() const {
+    return settings_.value(kLivePanel, true).toBool();
+}
+void Settings::setLivePanelVisible(bool visible) {
+    set(kLivePanel, visible);
+}
+QByteArray Settings::windowGeometry() const {
+    return settings_.value(kGeometry).toByteArray();
+}
+void Settings::setWindowGeometry(const QByteArray& geometry) {
+    set(kGeometry, geometry);
+}
+QByteArray Settings::windowState() const {
+    return settings_.value(kState).toByteArray();
+}
+void Settings::setWindowState(const QByteArray& state) {
+    set(kState, state);
+}
+
+}  // namespace mtdesk::ui

@@ -1,0 +1,76 @@
+#pragma once
+// Every persistent choice of the application, one class over QSettings (organisation and
+// application name from QCoreApplication). Getters fall back to defaults; setters write through.
+
+#include <QByteArray>
+#include <QObject>
+#include <QSettings>
+#include <QString>
+
+#include "translation_controller.h"
+
+namespace mtdesk::ui {
+
+class Settings : public QObject {
+    Q_OBJECT
+
+  public:
+    explicit Settings(QObject* parent = nullptr);
+
+    /// The model directory chosen by the user ("" = none chosen).
+    QString modelDirectory() const;
+    void setModelDirectory(const QString& dir);
+    /// The chosen directory if it exists, otherwise the bundled demo model if installed or in
+    /// the source tree, otherwise "".
+    QString effectiveModelDirectory() const;
+    /// The bundled demo model (resources/models/mtdesk-demo), looked up next to the
+    /// executable's installed data directory and in the source tree; "" when absent.
+    static QString demoModelDirectory();
+
+    SamplingMode samplingMode() const;
+    void setSamplingMode(SamplingMode mode);
+    /// The parameters used with SamplingMode::Custom.
+    SamplingParams customSampling() const;
+    void setCustomSampling(const SamplingParams& params);
+    int maxNewTokens() const;
+    void setMaxNewTokens(int n);
+    /// Everything the controller needs, from the above.
+    TranslationOptions translationOptions() const;
+
+    /// Precision tier name for the GPU engine ("bf16", "fp16", "int8", "int4").
+    QString tier() const;
+    void setTier(const QString& tier);
+    int contextTokens() const;  ///< KV cache budget, tokens
+    void setContextTokens(int tokens);
+    int maxBatch() const;
+    void setMaxBatch(int batch);
+
+    /// UI language: "" follows the system locale, otherwise "en" or "zh_CN".
+    QString uiLanguage() const;
+    void setUiLanguage(const QString& language);
+    /// Point size of the text panes; 0 follows the system font.
+    int fontPointSize() const;
+    void setFontPointSize(int points);
+
+    QString sourceLanguage() const;  ///< "" = detect
+    void setSourceLanguage(const QString& code);
+    QString targetLanguage() const;  ///< default: "zh", or "en" when the UI is Chinese
+    void setTargetLanguage(const QString& code);
+    bool livePanelVisible() const;
+    void setLivePanelVisible(bool visible);
+    QByteArray windowGeometry() const;
+    void setWindowGeometry(const QByteArray& geometry);
+    QByteArray windowState() const;
+    void setWindowState(const QByteArray& state);
+
+    void sync() { settings_.sync(); }
+
+  signals:
+    void changed();
+
+  private:
+    void set(const QString& key, const QVariant& value);
+    QSettings settings_;
+};
+
+}  // namespace mtdesk::ui

@@ -1,0 +1,270 @@
+#include "settings_dialog.h"
+
+#include <QDir>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QLocale>
+#include <QPushButton>
+#include <QShowEvent>
+
+#include <exception>
+
+#include "i18n.h"
+#include "live_panel.h"
+#include "mtdesk/error.h"
+#include "mtdesk/model/model_dir.h"
+#include "mtdesk/quant/tiers.h"
+#include "mtdesk/tokenizer/tokenizer.h"
+#include "settings.h"
+#include "ui_settings_dialog.h"
+
+namespace mtdesk::ui {
+namespace {
+
+QString tokenizer_name(TokenizerKind k) {
+    switch (k) {
+        case TokenizerKind::Tiktoken:
+            return SettingsDialog::tr("tiktoken tokenizer");
+        case TokenizerKind::HfTokenizerJson:
+            return SettingsDialog::tr("tokenizer.json tokenizer");
+        case TokenizerKind::SentencePiece:
+            return SettingsDialog::tr("SentencePiece tokenizer");
+    }
+    return {};
+}
+
+QString parameters_text(int64_t n) {
+    const QLocale l;
+    if (n >= 1'000'000'000)
+        return SettingsDialog::tr("%1 B parameters").arg(l.toString(n / 1e9, 'f', 2));
+    return SettingsDialog::tr("%1 M parameters").arg(l.toString(n / 1e6, 'f', 1));
+}
+
+}  // namespace
+
+ModelCheck check_model_directory(const QString& dir) {
+    ModelCheck check;
+    try {
+        const std::filesystem::path path = dir.toStdString();
+        ModelDir model = ModelDir::open(path);
+        auto tokenizer = load_tokenizer(path, model.config.vocab_size);
+        check.summary = QStringLiteral("%1 · %2 · %3")
+                            .arg(QString::fromStdString(model.config.architecture_name),
+                                 parameters_text(model.config.parameter_count()),
+                                 tokenizer_name(tokenizer->kind()));
+        check.config = model.config;
+    } catch (const std::exception& e) {
+        check.error = QString::fromUtf8(e.what());
+    }
+    return check;
+}
+
+SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
+    : QDialog(parent), ui_(std::make_unique<::Ui::SettingsDialog>()), settings_(settings) {
+    ui_->setupUi(this);
+
+    ui_->modelDirEdit->setText(settings.modelDirectory());
+    connect(ui_->browseButton, &QPushButton::clicked, this, &SettingsDialog::browse);
+    connect(ui_->modelDirEdit, &QLineEdit::editingFinished, this, &SettingsDialog::validate);
+
+    ui_->deviceLabel->setText(tr("CPU (fp32)"));
+    for (Tier t : all_tiers()) {
+        const QString name = QString::fromLatin1(tier_name(t).data(), tier_name(t).size());
+        ui_->tierCombo->addItem(name, name);
+    }
+    ui_->tierCombo->setCurrentIndex(qMax(0, ui_->tierCombo->findData(settings.tier())));
+    ui_->contextSpin->setValue(settings.contextTokens());
+    ui_->batchSpin->setValue(settings.maxBatch());
+#ifdef MTDESK_HAVE_CUDA
+    ui_->gpuNoteLabel->setText(
+        tr("The memory each precision tier needs for this model, with the context and batch "
+           "above."));
+#else
+    ui_->tierCombo->setEnabled(false);
+    ui_->gpuNoteLabel->setText(
+        tr("GPU engine not available in this build: the CPU engine runs the model in fp32. "
+           "The GPU rows show what each tier would need."));
+#endif
+    ui_->tierTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    connect(ui_->contextSpin, &QSpinBox::valueChanged, this, &SettingsDialog::updateEstimates);
+    connect(ui_->batchSpin, &QSpinBox::valueChanged, this, &SettingsDialog::updateEstimates);
+
+    switch (settings.samplingMode()) {
+        case SamplingMode::Greedy:
+            ui_->greedyRadio->setChecked(true);
+            break;
+        case SamplingMode::Recommended:
+            ui_->recommendedRadio->setChecked(true);
+            break;
+        case SamplingMode::Custom:
+            ui_->customRadio->setChecked(true);
+            break;
+    }
+    const SamplingParams p = settings.customSampling();
+    ui_->temperatureSpin->setValue(p.temperature);
+    ui_->topKSpin->setValue(p.top_k);
+    ui_->topPSpin->setValue(p.top_p);
+    ui_->repetitionSpin->setValue(p.repetition_penalty);
+    ui_->seedSpin->setValue(static_cast<int>(std::min<uint64_t>(p.seed, INT32_MAX)));
+    ui_->maxTokensSpin->setValue(settings.maxNewTokens());
+    for (QRadioButton* r : {ui_->greedyRadio, ui_->recommendedRadio, ui_->customRadio})
+        connect(r, &QRadioButton::toggled, this, &SettingsDialog::updateSamplingEnabled);
+    updateSamplingEnabled();
+
+    ui_->uiLanguageCombo->addItem(tr("System language"), QString());
+    ui_->uiLanguageCombo->addItem(QStringLiteral("English"), QStringLiteral("en"));
+    ui_->uiLanguageCombo->addItem(QStringLiteral("简体中文"), QStringLiteral("zh_CN"));
+    ui_->uiLanguageCombo->setCurrentIndex(
+        qMax(0, ui_->uiLanguageCombo->findData(settings.uiLanguage())));
+
+    validate();
+}
+
+SettingsDialog::~SettingsDialog() = default;
+
+void SettingsDialog::browse() {
+    QString start = ui_->modelDirEdit->text();
+    if (start.isEmpty()) start = QDir::homePath();
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Choose a model directory"), start);
+    if (!dir.isEmpty()) setModelDirectory(dir);
+}
+
+void SettingsDialog::setModelDirectory(const QString& dir) {
+    ui_->modelDirEdit->setText(dir.isEmpty() ? dir : QDir::cleanPath(QDir(dir).absolutePath()));
+    validate();
+}
+
+QString SettingsDialog::modelDirectory() const {
+    return ui_->modelDirEdit->text().trimmed();
+}
+
+QString SettingsDialog::modelMessage() const {
+    return ui_->modelStatusLabel->text();
+}
+
+void SettingsDialog::validate() {
+    const QString dir = modelDirectory();
+    config_.reset();
+    QPalette pal = palette();
+    if (dir.isEmpty()) {
+        const QString demo = Settings::demoModelDirectory();
+        valid_ = true;
+        ui_->modelStatusLabel->setText(
+            demo.isEmpty() ? tr("No model chosen.")
+                           : tr("No model chosen: the bundled demo model is used."));
+        if (!demo.isEmpty()) {
+            const ModelCheck check = check_model_directory(demo);
+            config_ = check.config;
+        }
+    } else {
+        const ModelCheck check = check_model_directory(dir);
+        valid_ = check.config.has_value();
+        config_ = check.config;
+        if (valid_) {
+            ui_->modelStatusLabel->setText(check.summary);
+        } else {
+            ui_->modelStatusLabel->setText(check.error);
+            pal.setColor(QPalette::WindowText, QColor(0xc0, 0x1c, 0x28));
+        }
+    }
+    ui_->modelStatusLabel->setPalette(pal);
+    if (QPushButton* ok = ui_->buttonBox->button(QDialogButtonBox::Ok)) ok->setEnabled(valid_);
+    updateEstimates();
+}
+
+void SettingsDialog::updateEstimates() {
+    QTableWidget* table = ui_->tierTable;
+    const int context = ui_->contextSpin->value();
+    const int batch = ui_->batchSpin->value();
+    const auto tiers = all_tiers();
+    table->setRowCount(static_cast<int>(tiers.size()) + 1);
+    auto set = [table](int row, int column, const QString& text) {
+        auto* item = new QTableWidgetItem(text);
+        if (column > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        table->setItem(row, column, item);
+    };
+    const QString none = QStringLiteral("–");
+    set(0, 0, tr("fp32 (CPU)"));
+    if (config_) {
+        const qint64 weights = 2 * static_cast<qint64>(weight_bytes(*config_, Tier::BF16));
+        const qint64 kv = static_cast<qint64>(kv_cache_bytes(*config_, context, 4));
+        set(0, 1, human_bytes(weights));
+        set(0, 2, human_bytes(kv));
+        set(0, 3, human_bytes(weights + kv));
+    } else {
+        for (int c = 1; c < 4; ++c)
+            set(0, c, none);
+    }
+    int row = 1;
+    for (Tier t : tiers) {
+        set(row, 0,
+            tr("%1 (GPU)").arg(QString::fromLatin1(tier_name(t).data(), tier_name(t).size())));
+        if (config_) {
+            const MemoryEstimate e = estimate_memory(*config_, t, context, batch);
+            set(row, 1, human_bytes(static_cast<qint64>(e.weights)));
+            set(row, 2, human_bytes(static_cast<qint64>(e.kv_cache)));
+            set(row, 3, human_bytes(static_cast<qint64>(e.total())));
+        } else {
+            for (int c = 1; c < 4; ++c)
+                set(row, c, none);
+        }
+        ++row;
+    }
+    fitTable();
+}
+
+void SettingsDialog::fitTable() {
+    // Every row visible, no scroll bar: the table is as tall as its rows.
+    QTableWidget* table = ui_->tierTable;
+    table->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    table->resizeRowsToContents();
+    table->setFixedHeight(table->horizontalHeader()->sizeHint().height() +
+                          table->verticalHeader()->length() + 2 * table->frameWidth());
+}
+
+void SettingsDialog::showEvent(QShowEvent* event) {
+    fitTable();  // fonts and style are final now
+    QDialog::showEvent(event);
+}
+
+void SettingsDialog::updateSamplingEnabled() {
+    const bool custom = ui_->customRadio->isChecked();
+    for (QWidget* w :
+         {static_cast<QWidget*>(ui_->temperatureSpin), static_cast<QWidget*>(ui_->topKSpin),
+          static_cast<QWidget*>(ui_->topPSpin), static_cast<QWidget*>(ui_->repetitionSpin),
+          static_cast<QWidget*>(ui_->seedSpin), static_cast<QWidget*>(ui_->temperatureCaption),
+          static_cast<QWidget*>(ui_->topKCaption), static_cast<QWidget*>(ui_->topPCaption),
+          static_cast<QWidget*>(ui_->repetitionCaption), static_cast<QWidget*>(ui_->seedCaption)})
+        w->setEnabled(custom);
+}
+
+void SettingsDialog::accept() {
+    validate();
+    if (!valid_) return;
+    const QString dir = modelDirectory();
+    settings_.setModelDirectory(dir.isEmpty() ? dir : QDir::cleanPath(QDir(dir).absolutePath()));
+    settings_.setTier(ui_->tierCombo->currentData().toString());
+    settings_.setContextTokens(ui_->contextSpin->value());
+    settings_.setMaxBatch(ui_->batchSpin->value());
+    if (ui_->greedyRadio->isChecked())
+        settings_.setSamplingMode(SamplingMode::Greedy);
+    else if (ui_->customRadio->isChecked())
+        settings_.setSamplingMode(SamplingMode::Custom);
+    else
+        settings_.setSamplingMode(SamplingMode::Recommended);
+    SamplingParams p;
+    p.greedy = false;
+    p.temperature = static_cast<float>(ui_->temperatureSpin->value());
+    p.top_k = ui_->topKSpin->value();
+    p.top_p = static_cast<float>(ui_->topPSpin->value());
+    p.repetition_penalty = static_cast<float>(ui_->repetitionSpin->value());
+    p.seed = static_cast<uint64_t>(ui_->seedSpin->value());
+    settings_.setCustomSampling(p);
+    settings_.setMaxNewTokens(ui_->maxTokensSpin->value());
+    settings_.setUiLanguage(ui_->uiLanguageCombo->currentData().toString());
+    settings_.sync();
+    QDialog::accept();
+}
+
+}  // namespace mtdesk::ui

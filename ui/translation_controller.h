@@ -1,0 +1,163 @@
+#pragma once
+// The one object between the widgets and the engine (the translateLocally shape): it owns a
+// worker std::thread that holds the Translator, loads models there, takes translate() calls
+// from the UI thread, keeps only the newest pending request (a newer one cancels the running
+// one at its next token and replaces the pending one) and answers with queued signals. The UI
+// never touches the engine and never blocks on it.
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QVector>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "mtdesk/runtime/sampling.h"
+
+namespace mtdesk {
+class Translator;
+}
+
+namespace mtdesk::ui {
+
+/// How a request's sampling parameters are chosen.
+enum class SamplingMode {
+    Greedy,       ///< argmax, no penalty: deterministic
+    Recommended,  ///< the model's generation_config.json (Hunyuan-MT's defaults when absent)
+    Custom,       ///< the parameters given in TranslationOptions::sampling
+};
+
+struct TranslationOptions {
+    SamplingMode mode = SamplingMode::Recommended;
+    SamplingParams sampling;    ///< used with SamplingMode::Custom
+    int max_new_tokens = 1024;  ///< per line
+};
+
+/// Figures of one finished request.
+struct RequestStats {
+    quint64 request_id = 0;
+    double ttft_ms = 0;        ///< from the worker taking the request to its first token
+    double tokens_per_s = 0;   ///< decode rate (tokens after the first / decode time); 0 if n/a
+    double total_ms = 0;       ///< from the worker taking the request to its end
+    int generated_tokens = 0;  ///< over all lines
+    int prompt_tokens = 0;     ///< over all lines
+    int segments = 0;          ///< non-blank lines sent to the model
+    QString source_language;   ///< code used for the prompt ("" = left to the prompt)
+};
+
+/// last / p50 / p95 of one figure over the sliding window; empty when nothing finished yet.
+struct Percentiles {
+    std::optional<double> last, p50, p95;
+};
+
+/// A snapshot for the live panel. The CPU engine fills RAM; a GPU engine adds the VRAM figures
+/// (left empty here) and its tier.
+struct EngineStats {
+    QString device;                          ///< "CPU", later the GPU's name
+    QString tier;                            ///< "fp32 (CPU)", later "bf16", "int8", ...
+    qint64 ram_bytes = 0;                    ///< resident memory of this process (VmRSS)
+    std::optional<qint64> vram_used_bytes;   ///< whole device, GPU engine only
+    std::optional<qint64> vram_total_bytes;  ///< GPU engine only
+    std::optional<qint64> vram_own_bytes;    ///< the part that is mtdesk's, GPU engine only
+    int queue_depth = 0;                     ///< requests waiting for the worker
+    int batch_size = 0;                      ///< sequences decoding now (0 or 1 on the CPU engine)
+    Percentiles ttft_ms;
+    Percentiles tokens_per_s;
+    QVector<double> ttft_history;  ///< oldest first, at most kHistory
+    QVector<double> tps_history;   ///< oldest first, at most kHistory
+    quint64 finished_requests = 0;
+};
+
+/// Resident set size of this process in bytes, from /proc/self/status (0 when unavailable).
+qint64 process_resident_bytes();
+
+/// Nearest-rank percentile (p in [0, 100]) of `values`; nullopt when empty.
+std::optional<double> percentile(QVector<double> values, double p);
+
+/// "Detect" for now: a Han-majority text is Chinese ("zh"), anything else is left to the prompt
+/// (""). CLD2 comes later.
+QString detect_source_language(const QString& text);
+
+class TranslationController : public QObject {
+    Q_OBJECT
+
+  public:
+    enum class State { NoModel, Loading, Ready, Failed };
+    Q_ENUM(State)
+
+    static constexpr int kHistory = 60;  ///< requests kept for percentiles and charts
+
+    explicit TranslationController(QObject* parent = nullptr);
+    ~TranslationController() override;  ///< cancels what runs and joins the worker
+
+    /// Loads (replacing any loaded model) on the worker; signals loadStarted, loadProgress and
+    /// then modelLoaded or loadFailed. A pending translation waits for the model.
+    void loadModel(const QString& directory);
+
+    /// Queues a translation of `text` from `from` (a language code; "" = detect) into `to`.
+    /// Returns its id. Supersedes every earlier request: a pending one is dropped, a running
+    /// one is cancelled at its next token, and neither is delivered as finished.
+    quint64 translate(const QString& text, const QString& from, const QString& to);
+    /// Supersedes every request without starting a new one.
+    void cancel();
+
+    void setOptions(const TranslationOptions& options);
+    TranslationOptions options() const;
+
+    State state() const { return state_; }
+    QString modelDirectory() const { return model_dir_; }
+    QString modelName() const;  ///< the directory's last component
+    QString lastError() const { return last_error_; }
+    quint64 latestRequestId() const { return latest_id_; }
+    bool busy() const;  ///< a request is pending or running
+
+    EngineStats stats() const;  ///< thread-safe snapshot; reads VmRSS
+
+  signals:
+    void stateChanged(mtdesk::ui::TranslationController::State state);
+    void loadStarted(const QString& directory);
+    /// done of total steps; total 0 = no measure of progress (show a busy indicator).
+    void loadProgress(int done, int total, const QString& what);
+    void modelLoaded(const QString& name);
+    void loadFailed(const QString& message);
+    /// The text translated so far for `requestId` (whole text, not a delta).
+    void partialTranslation(quint64 requestId, const QString& text);
+    void translationFinished(quint64 requestId, const QString& text,
+                             const mtdesk::ui::RequestStats& stats);
+    void error(const QString& message);
+    void busyChanged(bool busy);
+
+  private:
+    struct Request {
+        quint64 id = 0;
+        QString text;
+        QString from, to;
+        TranslationOptions options;
+    };
+    struct Shared;  // what the worker and the UI thread share, under one mutex
+
+    void run();  // the worker
+    void runRequest(const Request& request);
+    void setState(State s);
+    void post(std::function<void()> f);  // runs f on this object's thread
+
+    std::unique_ptr<Shared> shared_;
+    std::thread worker_;
+
+    // UI-thread state
+    State state_ = State::NoModel;
+    QString model_dir_;
+    QString last_error_;
+    quint64 latest_id_ = 0;
+    bool busy_ = false;
+};
+
+}  // namespace mtdesk::ui
+
+Q_DECLARE_METATYPE(mtdesk::ui::RequestStats)
