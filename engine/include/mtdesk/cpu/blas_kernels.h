@@ -1,0 +1,24 @@
+#pragma once
+// Which OpenBLAS kernels the CPU engine runs on, and a correction for hypervisors that hide the
+// CPU model.
+//
+// OpenBLAS (Debian builds it with DYNAMIC_ARCH) picks its kernels once, when the library loads,
+// from the CPUID family/model. Some virtual machines report a model it does not know; it then
+// falls back to its oldest x86-64 kernels ("Prescott", SSE3), 3-4x slower than the AVX2 /
+// AVX-512 kernels the CPU can run. The choice can only be overridden through the
+// OPENBLAS_CORETYPE environment variable, read at load time.
+
+#include <optional>
+#include <string>
+
+namespace mtdesk {
+
+/// The kernel set OpenBLAS chose ("Haswell", "SkylakeX", "Prescott", ...).
+std::string blas_core_name();
+
+/// The OPENBLAS_CORETYPE that would give faster kernels on this CPU, when OpenBLAS fell back to
+/// its generic ones although the CPU supports AVX2 ("Haswell") or AVX-512 ("SkylakeX"), and the
+/// user has not set OPENBLAS_CORETYPE. nullopt otherwise.
+std::optional<std::string> better_blas_coretype();
+
+}  // namespace mtdesk
