@@ -181,9 +181,7 @@ class TestChatTemplate : public QObject {
     }
 
   private slots:
-    void initTestCase() {
-        QVERIFY(tmp_.isValid());
-    }
+    void initTestCase() { QVERIFY(tmp_.isValid()); }
 
     // The fixtures' goldens: text and ids.
     void fixture_goldens_data() {

@@ -320,9 +320,7 @@ class TestTokenizerFiles : public QObject {
     }
 
   private slots:
-    void initTestCase() {
-        QVERIFY(tmp_.isValid());
-    }
+    void initTestCase() { QVERIFY(tmp_.isValid()); }
 
     // ---- tiktoken -----------------------------------------------------------------------------
 
