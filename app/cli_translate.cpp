@@ -2,14 +2,15 @@
 
 #include <QCommandLineParser>
 #include <QFile>
-#include <QStringDecoder>
 
+#include <unistd.h>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
 #include <string>
 
 #include "cli_commands.h"
+#include "documents/document.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translator.h"
@@ -33,29 +34,17 @@ std::string read_stdin() {
     return text;
 }
 
-// Reads a text file; it must be UTF-8 (with or without BOM).
-std::string read_text_file(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        throw FileError(path.toStdString(), "cannot open: " + f.errorString().toStdString());
-    QByteArray bytes = f.readAll();
-    if (bytes.startsWith("\xEF\xBB\xBF")) bytes.remove(0, 3);
-    QStringDecoder utf8(QStringDecoder::Utf8);
-    (void)QString(utf8.decode(bytes));
-    if (utf8.hasError()) throw FileError(path.toStdString(), "is not valid UTF-8 text");
-    return bytes.toStdString();
-}
-
 }  // namespace
 
 int cmd_translate(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Translates text from stdin to stdout, or each FILE into FILE.<LANG>.<ext> next to it "
-        "(never over an existing file). Text is translated line by line; blank lines and "
-        "indentation are kept."));
+        "(never over an existing file). Documents (.txt in any encoding, .md, .srt, .vtt, .po) "
+        "keep their structure: only the text is translated, segment by segment."));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("UTF-8 text files"),
+    p.addPositionalArgument(QStringLiteral("FILE"),
+                            QStringLiteral("Documents: .txt, .md, .srt, .vtt, .po"),
                             QStringLiteral("[FILE...]"));
     p.addOptions({
         {{QStringLiteral("m"), QStringLiteral("model")},
@@ -139,19 +128,44 @@ int cmd_translate(const QStringList& args) {
         });
         return 0;
     }
+    const bool show_progress = isatty(fileno(stderr)) != 0;
+    const QString target_code = QString::fromUtf8(
+        request.target->code.data(), static_cast<qsizetype>(request.target->code.size()));
     int failures = 0;
     for (const QString& file : files) {
+        bool progress_open = false;  // a progress line waits for its end
         try {
-            request.text = read_text_file(file);
-            const std::string out = translator->translate_lines(request, options);
-            const QString target = translated_output_path(
-                file, QString::fromUtf8(request.target->code.data(),
-                                        static_cast<qsizetype>(request.target->code.size())));
-            write_new_file_atomically(target, QByteArray::fromStdString(out));
+            const documents::DocumentFormat* format = nullptr;
+            const documents::Document doc = documents::read_document(file, &format);
+            const QByteArray name = file.toLocal8Bit();
+            auto progress = [&](std::size_t done, std::size_t total) {
+                if (!show_progress) return;
+                std::fprintf(stderr, "\r%s: %zu/%zu segments", name.constData(), done, total);
+                progress_open = true;
+            };
+            progress(0, doc.segments.size());
+            const std::vector<std::string> translations = documents::translate_segments(
+                doc,
+                [&](const std::string& segment) {
+                    PromptRequest r = request;
+                    r.text = segment;
+                    return translator->translate(r, options).text;
+                },
+                progress);
+            if (progress_open) std::fputs("\n", stderr);
+            progress_open = false;
+            const QByteArray out = format->write(doc, translations);
+            const QString target = translated_output_path(file, target_code);
+            write_new_file_atomically(target, out);
             std::fprintf(stderr, "%s -> %s\n", qPrintable(file), qPrintable(target));
-        } catch (const Error& e) {
+        } catch (const FileError& e) {
             // One broken file does not stop the others.
+            if (progress_open) std::fputs("\n", stderr);
             std::fprintf(stderr, "mtdesk: %s\n", e.what());
+            ++failures;
+        } catch (const Error& e) {
+            if (progress_open) std::fputs("\n", stderr);
+            std::fprintf(stderr, "mtdesk: %s: %s\n", qPrintable(file), e.what());
             ++failures;
         }
     }

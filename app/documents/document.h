@@ -1,0 +1,103 @@
+#pragma once
+// Documents for translation, independent of their file format.
+//
+// A Document is a list of segments (the text to translate, UTF-8, one sentence or line each)
+// and a skeleton: the file cut into literal pieces and numbered slots, one slot per segment.
+// Reading a file gives a Document; translating each segment independently (1:1 by index, so
+// segments can be batched in any order) and writing puts every translation into its slot and
+// leaves everything else (markup, timings, code, msgids, blank lines, line ends) byte for byte
+// as it was. write(read(x), segments) == x for every format: that is what the tests check.
+
+#include <QByteArray>
+#include <QString>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mtdesk::app::documents {
+
+/// One piece of the skeleton: literal text, or the slot of segment `segment`.
+struct Piece {
+    std::string literal;  ///< used when segment < 0
+    int segment = -1;
+};
+
+/// Per-format data a format needs to write the document back (beyond the skeleton).
+struct FormatState {
+    virtual ~FormatState() = default;
+};
+
+struct Document {
+    std::vector<std::string> segments;  ///< source text of each segment, UTF-8, trimmed
+    std::vector<Piece> skeleton;
+    std::shared_ptr<const FormatState> state;  ///< set by formats that need more than the skeleton
+
+    /// Adds literal text (merged with a preceding literal).
+    void add_literal(std::string_view text);
+    /// Adds a segment slot for `text`. Returns its index.
+    int add_segment(std::string text);
+    /// Adds `text` as one segment with its leading and trailing whitespace kept literal; text
+    /// that is blank (or, with `need_letter`, has no letter at all) stays literal.
+    void add_trimmed(std::string_view text, bool need_letter = false);
+    /// Adds one line of running text: code spans (`x`), URLs, link brackets and targets ("[",
+    /// "![", "](url)") and HTML tags stay literal; the text between them becomes segments (see
+    /// add_trimmed). Emphasis markers (**, _) stay inside the segment, as the model sees them.
+    void add_inline(std::string_view text);
+};
+
+/// Puts `translations` (one per segment) into the skeleton. A translation of a segment that had
+/// no line break has its line breaks replaced by spaces, so line structure cannot change.
+/// Throws mtdesk::Error when the number of translations differs from the number of segments.
+std::string assemble(const Document& doc, const std::vector<std::string>& translations);
+
+class DocumentFormat {
+  public:
+    virtual ~DocumentFormat() = default;
+    /// Lower-case extensions without the dot ("srt").
+    virtual std::vector<std::string> extensions() const = 0;
+    /// Parses a file's content. Throws mtdesk::FileError naming `path` when it is malformed or
+    /// cannot be decoded.
+    virtual Document read(const QByteArray& bytes, const QString& path) const = 0;
+    /// The translated file, UTF-8. Default: assemble().
+    virtual QByteArray write(const Document& doc,
+                             const std::vector<std::string>& translations) const;
+};
+
+/// The format for `path`'s extension (case-insensitive), or nullptr.
+const DocumentFormat* find_format(const QString& path);
+/// Same, but throws mtdesk::FileError naming the file for an unknown extension.
+const DocumentFormat& format_for(const QString& path);
+/// Every registered extension ("txt", "md", ...).
+std::vector<std::string> supported_extensions();
+
+/// Reads and parses a file. Throws mtdesk::FileError naming it.
+Document read_document(const QString& path, const DocumentFormat** format = nullptr);
+
+/// Translates every segment with `translate` (called once per segment, in order); `progress`
+/// (optional) gets (done, total) after each. Returns the translations, 1:1 with doc.segments.
+std::vector<std::string> translate_segments(
+    const Document& doc, const std::function<std::string(const std::string&)>& translate,
+    const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+/// Decoded text of a file: UTF-8, without byte-order mark.
+struct DecodedText {
+    std::string text;
+    bool had_bom = false;
+    std::string encoding;  ///< e.g. "UTF-8", "WINDOWS-1252", "GB18030"
+};
+
+/// Decodes text in any encoding: a byte-order mark decides when present, otherwise valid UTF-8
+/// is UTF-8 and anything else is detected with uchardet and converted with QStringDecoder
+/// (ICU). Throws mtdesk::FileError naming `path` when the content is binary or undecodable.
+DecodedText decode_text(const QByteArray& bytes, const QString& path);
+
+/// Lines of `text`, each with its line end ("\n", "\r\n", or "" for the last line).
+struct Line {
+    std::string_view content;
+    std::string_view eol;
+};
+std::vector<Line> split_lines(std::string_view text);
+
+}  // namespace mtdesk::app::documents

@@ -1,0 +1,394 @@
+// gettext .po / .pot: msgid kept, empty msgstr filled.
+//
+// Untranslated entries (every msgstr empty) become segments: msgid, and msgid_plural for
+// plural entries (msgstr[0] gets the msgid's translation, msgstr[1..n] the plural's). The
+// header entry, translated entries, obsolete entries (#~) and all comments, flags, msgctxt and
+// previous-msgid lines stay as they are. A translation that loses or adds a placeholder (%s,
+// %d, %1, %(name)s, {name}, <tag>) or a line break is never written as is: the entry gets the
+// source text as msgstr and the "fuzzy" flag, so gettext tools ignore it until someone checks.
+
+#include <algorithm>
+#include <regex>
+
+#include "documents/formats.h"
+#include "mtdesk/error.h"
+
+namespace mtdesk::app::documents {
+namespace {
+
+bool is_blank(std::string_view s) {
+    return s.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
+}
+
+std::string_view trim_left(std::string_view s) {
+    const std::size_t b = s.find_first_not_of(" \t");
+    return b == std::string_view::npos ? std::string_view{} : s.substr(b);
+}
+
+// Parses the quoted string at the start of `s` (after optional blanks). Returns the value;
+// throws for an unterminated string or text after it.
+std::string parse_quoted(std::string_view s, const QString& path, std::size_t line_no) {
+    s = trim_left(s);
+    if (s.empty() || s[0] != '"') fail_at(path, line_no, "expected a quoted string");
+    std::string out;
+    std::size_t i = 1;
+    for (;;) {
+        if (i >= s.size()) fail_at(path, line_no, "unterminated string");
+        const char c = s[i++];
+        if (c == '"') break;
+        if (c != '\\') {
+            out += c;
+            continue;
+        }
+        if (i >= s.size()) fail_at(path, line_no, "unterminated string");
+        const char e = s[i++];
+        switch (e) {
+            case 'n':
+                out += '\n';
+                break;
+            case 't':
+                out += '\t';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 'a':
+                out += '\a';
+                break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'v':
+                out += '\v';
+                break;
+            case '\\':
+                out += '\\';
+                break;
+            case '"':
+                out += '"';
+                break;
+            case '?':
+                out += '?';
+                break;
+            case '\'':
+                out += '\'';
+                break;
+            default:
+                if (e >= '0' && e <= '7') {
+                    int v = e - '0';
+                    for (int k = 0; k < 2 && i < s.size() && s[i] >= '0' && s[i] <= '7'; ++k)
+                        v = v * 8 + (s[i++] - '0');
+                    out += static_cast<char>(v);
+                } else {
+                    fail_at(path, line_no, std::string("invalid escape sequence \\") + e);
+                }
+        }
+    }
+    if (!is_blank(s.substr(i))) fail_at(path, line_no, "unexpected text after the string");
+    return out;
+}
+
+std::string escape(std::string_view s) {
+    std::string out;
+    for (const char c : s) {
+        switch (c) {
+            case '\\':
+                out += "\\\\";
+                break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    const char oct[] = {'\\', static_cast<char>('0' + ((c >> 6) & 7)),
+                                        static_cast<char>('0' + ((c >> 3) & 7)),
+                                        static_cast<char>('0' + (c & 7))};
+                    out.append(oct, 4);
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out;
+}
+
+// keyword "value" in gettext's layout: long values with line breaks split after each "\n".
+std::string format_keyword(const std::string& keyword, const std::string& value,
+                           const std::string& eol) {
+    const std::size_t first_nl = value.find('\n');
+    if (first_nl == std::string::npos || first_nl + 1 == value.size())
+        return keyword + " \"" + escape(value) + "\"" + eol;
+    std::string out = keyword + " \"\"" + eol;
+    std::size_t start = 0;
+    while (start < value.size()) {
+        std::size_t nl = value.find('\n', start);
+        nl = nl == std::string::npos ? value.size() : nl + 1;
+        out += "\"" + escape(std::string_view(value).substr(start, nl - start)) + "\"" + eol;
+        start = nl;
+    }
+    return out;
+}
+
+}  // namespace
+
+/// Placeholders of `text` that a translation must keep: printf conversions without position
+/// (in order), and the rest (positional %1, %(name)s, {name}, tags, line breaks) in any order.
+std::pair<std::vector<std::string>, std::vector<std::string>> po_placeholders(
+    const std::string& text) {
+    static const std::regex re(
+        R"(%(\d+\$)?(\([A-Za-z_][A-Za-z0-9_]*\))?[-+ #0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGcrsaAp%]|%L?\d+|\{[A-Za-z0-9_.:!\[\]]*\}|</?[A-Za-z][^<>]*>|\n)");
+    std::vector<std::string> ordered, unordered;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+         ++it) {
+        const std::string m = it->str();
+        const bool positional =
+            (*it)[1].matched || (*it)[2].matched || m[0] != '%' ||
+            (m.size() > 1 && (std::isdigit(static_cast<unsigned char>(m.back())) || m[1] == 'L'));
+        (positional ? unordered : ordered).push_back(m);
+    }
+    std::sort(unordered.begin(), unordered.end());
+    return {ordered, unordered};
+}
+
+namespace {
+
+struct MsgstrSlot {
+    std::string keyword;  // "msgstr" or "msgstr[N]"
+    int segment = -1;
+    std::string prefix, suffix;  // whitespace around the segment in the source text
+    std::string eol;
+};
+
+struct PoEntry {
+    std::string literal;  // an entry (or blank lines) kept as is; or the text before the flags
+    bool translate = false;
+    std::string flags_line;  // an existing "#, ..." line without its end, or empty
+    std::string flags_eol;
+    std::string body;  // lines between the flags position and the first msgstr
+    std::vector<MsgstrSlot> targets;
+    std::string tail;  // lines after the msgstr lines
+};
+
+PoEntry literal_entry(std::string text) {
+    PoEntry e;
+    e.literal = std::move(text);
+    return e;
+}
+
+struct PoState : FormatState {
+    std::vector<PoEntry> entries;
+};
+
+struct Item {
+    std::string keyword;  // "" for a comment line
+    std::string value;
+    std::size_t first = 0, last = 0;  // line indices
+};
+
+class PoFormat : public DocumentFormat {
+  public:
+    std::vector<std::string> extensions() const override { return {"po", "pot"}; }
+
+    Document read(const QByteArray& bytes, const QString& path) const override {
+        DecodedText decoded = decode_text(bytes, path);
+        if (decoded.encoding != "UTF-8")
+            throw FileError(path.toStdString(),
+                            "PO files must be UTF-8 (this one is " + decoded.encoding + ")");
+        const std::string& text = decoded.text;
+        const std::vector<Line> lines = split_lines(text);
+        auto state = std::make_shared<PoState>();
+        Document doc;
+        if (decoded.had_bom) state->entries.push_back(literal_entry("\xEF\xBB\xBF"));
+
+        static const std::regex keyword_re(R"((msgctxt|msgid|msgid_plural|msgstr(\[\d+\])?)\b.*)");
+        std::size_t i = 0;
+        while (i < lines.size()) {
+            if (is_blank(lines[i].content)) {
+                state->entries.push_back(
+                    literal_entry(std::string(lines[i].content) + std::string(lines[i].eol)));
+                ++i;
+                continue;
+            }
+            // One entry: its items up to a blank line (or the next entry's start).
+            std::vector<Item> items;
+            bool seen_msgstr = false;
+            const std::size_t begin = i;
+            while (i < lines.size() && !is_blank(lines[i].content)) {
+                const std::string_view l = trim_left(lines[i].content);
+                if (l.starts_with('#')) {
+                    if (seen_msgstr) break;
+                    items.push_back({"", "", i, i});
+                } else if (l.starts_with('"')) {
+                    if (items.empty() || items.back().keyword.empty())
+                        fail_at(path, i + 1, "string without a keyword");
+                    items.back().value += parse_quoted(l, path, i + 1);
+                    items.back().last = i;
+                } else {
+                    const std::string s(l);
+                    if (!std::regex_match(s, keyword_re))
+                        fail_at(path, i + 1, "unknown line '" + s + "'");
+                    const std::size_t sp = s.find_first_of(" \t\"");
+                    const std::string kw = s.substr(0, sp);
+                    const bool is_str = kw.starts_with("msgstr");
+                    if (seen_msgstr && !is_str) break;
+                    seen_msgstr = seen_msgstr || is_str;
+                    if (sp == std::string::npos) fail_at(path, i + 1, kw + " without a string");
+                    items.push_back({kw, parse_quoted(s.substr(sp), path, i + 1), i, i});
+                }
+                ++i;
+            }
+            add_entry(doc, *state, lines, begin, i, items, path);
+        }
+        doc.state = state;
+        return doc;
+    }
+
+    QByteArray write(const Document& doc,
+                     const std::vector<std::string>& translations) const override {
+        if (translations.size() != doc.segments.size())
+            throw Error("document has " + std::to_string(doc.segments.size()) + " segments but " +
+                        std::to_string(translations.size()) + " translations were given");
+        const auto* state = dynamic_cast<const PoState*>(doc.state.get());
+        if (!state) throw Error("not a PO document");
+        std::string out;
+        for (const PoEntry& e : state->entries) {
+            out += e.literal;
+            if (!e.translate) continue;
+            bool ok = true;
+            for (const MsgstrSlot& s : e.targets) {
+                const std::string& src = doc.segments[static_cast<std::size_t>(s.segment)];
+                const std::string& tr = translations[static_cast<std::size_t>(s.segment)];
+                if (is_blank(tr) || po_placeholders(src) != po_placeholders(tr)) ok = false;
+            }
+            std::string flags = e.flags_line;
+            if (!ok && flags.find("fuzzy") == std::string::npos)
+                flags = flags.empty() ? "#, fuzzy" : flags + ", fuzzy";
+            if (!flags.empty()) out += flags + e.flags_eol;
+            out += e.body;
+            for (const MsgstrSlot& s : e.targets) {
+                const std::size_t k = static_cast<std::size_t>(s.segment);
+                const std::string& value = ok ? translations[k] : doc.segments[k];
+                out += format_keyword(s.keyword, s.prefix + value + s.suffix, s.eol);
+            }
+            out += e.tail;
+        }
+        return QByteArray::fromStdString(out);
+    }
+
+  private:
+    static void add_entry(Document& doc, PoState& state, const std::vector<Line>& lines,
+                          std::size_t begin, std::size_t end, const std::vector<Item>& items,
+                          const QString& path) {
+        auto text_of = [&](std::size_t from, std::size_t to) {
+            std::string s;
+            for (std::size_t k = from; k < to; ++k)
+                s += std::string(lines[k].content) + std::string(lines[k].eol);
+            return s;
+        };
+        const Item *msgid = nullptr, *plural = nullptr, *ctxt = nullptr;
+        std::vector<const Item*> msgstrs;
+        for (const Item& it : items) {
+            if (it.keyword == "msgid") msgid = &it;
+            if (it.keyword == "msgid_plural") plural = &it;
+            if (it.keyword == "msgctxt") ctxt = &it;
+            if (it.keyword.starts_with("msgstr")) msgstrs.push_back(&it);
+        }
+        const bool has_keyword = std::any_of(items.begin(), items.end(),
+                                             [](const Item& it) { return !it.keyword.empty(); });
+        if (has_keyword && (!msgid || msgstrs.empty()))
+            fail_at(path, begin + 1, msgid ? "entry without msgstr" : "entry without msgid");
+        const bool untranslated =
+            has_keyword && std::all_of(msgstrs.begin(), msgstrs.end(),
+                                       [](const Item* s) { return s->value.empty(); });
+        const bool header = msgid && msgid->value.empty() && !ctxt;
+        if (!untranslated || header || is_blank(msgid->value)) {
+            state.entries.push_back(literal_entry(text_of(begin, end)));
+            return;
+        }
+        PoEntry e;
+        e.translate = true;
+        // The flags line, or the place a new one goes: before "#|" lines and the keywords.
+        std::size_t flags_at = end, flags_idx = end;
+        for (const Item& it : items) {
+            const std::string_view l = trim_left(lines[it.first].content);
+            if (it.keyword.empty() && l.starts_with("#,")) {
+                flags_idx = it.first;
+                break;
+            }
+        }
+        for (const Item& it : items) {
+            const std::string_view l = trim_left(lines[it.first].content);
+            if (!it.keyword.empty() || l.starts_with("#|")) {
+                flags_at = it.first;
+                break;
+            }
+        }
+        const std::size_t first_str = msgstrs.front()->first;
+        if (flags_idx < end) {
+            e.literal = text_of(begin, flags_idx);
+            e.flags_line = std::string(lines[flags_idx].content);
+            e.flags_eol = std::string(lines[flags_idx].eol);
+            e.body = text_of(flags_idx + 1, first_str);
+        } else {
+            e.literal = text_of(begin, flags_at);
+            e.flags_eol = lines[begin].eol.empty() ? "\n" : std::string(lines[begin].eol);
+            e.body = text_of(flags_at, first_str);
+        }
+        auto segment_of = [&](const std::string& value, MsgstrSlot& slot) {
+            const std::size_t b = value.find_first_not_of(" \t\r\n");
+            const std::size_t last = value.find_last_not_of(" \t\r\n");
+            slot.prefix = value.substr(0, b);
+            slot.suffix = value.substr(last + 1);
+            doc.add_literal("");
+            slot.segment = doc.add_segment(value.substr(b, last + 1 - b));
+        };
+        int singular = -1, plural_seg = -1;
+        std::size_t tail_from = first_str;
+        for (const Item* s : msgstrs) {
+            MsgstrSlot slot;
+            slot.keyword = s->keyword;
+            slot.eol = std::string(lines[s->last].eol);
+            const bool use_plural = plural && s->keyword != "msgstr" && s->keyword != "msgstr[0]";
+            const std::string& source = use_plural ? plural->value : msgid->value;
+            int& cached = use_plural ? plural_seg : singular;
+            if (cached < 0) {
+                segment_of(source, slot);
+                cached = slot.segment;
+            } else {
+                const std::size_t b = source.find_first_not_of(" \t\r\n");
+                const std::size_t last = source.find_last_not_of(" \t\r\n");
+                slot.prefix = source.substr(0, b);
+                slot.suffix = source.substr(last + 1);
+                slot.segment = cached;
+            }
+            e.targets.push_back(std::move(slot));
+            tail_from = s->last + 1;
+        }
+        // A last msgstr line without a line end: keep it that way; others need "\n".
+        for (std::size_t k = 0; k + 1 < e.targets.size(); ++k)
+            if (e.targets[k].eol.empty()) e.targets[k].eol = "\n";
+        e.tail = text_of(tail_from, end);
+        state.entries.push_back(std::move(e));
+    }
+};
+
+}  // namespace
+
+const DocumentFormat& po_format() {
+    static const PoFormat f;
+    return f;
+}
+
+}  // namespace mtdesk::app::documents

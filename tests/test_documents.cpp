@@ -1,0 +1,333 @@
+// Document formats: every format round-trips byte for byte, every text segment is translated
+// exactly once with the structure unchanged, legacy encodings decode, broken inputs name the
+// file; and the CLI end to end on the fixture model.
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "documents/document.h"
+#include "documents/formats.h"
+#include "mtdesk/error.h"
+
+using namespace mtdesk;
+using namespace mtdesk::app::documents;
+
+namespace {
+
+const QString kData = QStringLiteral(MTDESK_TEST_DATA_DIR "/documents/");
+const QString kBinary = QStringLiteral(MTDESK_BINARY_DIR "/app/mtdesk");
+const QString kModel = QStringLiteral(MTDESK_TEST_DATA_DIR "/models/hunyuan-gqa-alpha");
+
+QByteArray read_file(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QByteArray translate_with(const QString& path,
+                          const std::function<std::string(const std::string&)>& fn,
+                          Document* doc_out = nullptr) {
+    const DocumentFormat& f = format_for(path);
+    const Document doc = f.read(read_file(path), path);
+    if (doc_out) *doc_out = doc;
+    return f.write(doc, translate_segments(doc, fn));
+}
+
+std::string mark(const std::string& s) {
+    return "«" + s + "»";
+}
+
+// Removes the "«" "»" marks: what is left must be the input.
+QByteArray unmark(QByteArray s) {
+    return s.replace("«", "").replace("»", "");
+}
+
+// The lines of a PO file other than msgstr lines and their continuation strings.
+QList<QByteArray> po_without_msgstr(const QByteArray& po) {
+    QList<QByteArray> out;
+    bool in_msgstr = false;
+    for (const QByteArray& line : po.split('\n')) {
+        const QByteArray t = line.trimmed();
+        if (t.startsWith("msgstr")) {
+            in_msgstr = true;
+            continue;
+        }
+        if (in_msgstr && t.startsWith('"')) continue;
+        in_msgstr = false;
+        if (t.startsWith("#,")) continue;  // flags may gain "fuzzy"
+        out.push_back(line);
+    }
+    return out;
+}
+
+}  // namespace
+
+class TestDocuments : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void identityRoundTrip_data() {
+        QTest::addColumn<QString>("file");
+        for (const char* f : {"sample.txt", "crlf.txt", "bom.txt", "sample.md", "sample.srt",
+                              "crlf.srt", "sample.vtt"})
+            QTest::newRow(f) << QString::fromLatin1(f);
+    }
+    void identityRoundTrip() {
+        QFETCH(QString, file);
+        const QString path = kData + file;
+        const QByteArray out = translate_with(path, [](const std::string& s) { return s; });
+        QCOMPARE(out, read_file(path));
+    }
+
+    void markingTranslator_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QStringList>("untouched");   // lines that must stay byte for byte
+        QTest::addColumn<QStringList>("translated");  // text that must come out translated
+        QTest::newRow("txt") << "sample.txt" << QStringList{"\n\n\n"}
+                             << QStringList{"«Open the file menu.»",
+                                            "    «Indented line with trailing spaces.»   \n",
+                                            "«Last line without a newline»"};
+        QTest::newRow("crlf.txt") << "crlf.txt" << QStringList{}
+                                  << QStringList{"  «Second line.»\r\n"};
+        QTest::newRow("md") << "sample.md"
+                            << QStringList{"title: Sample",
+                                           "```python",
+                                           "    print(\"not translated\")",
+                                           "plain fenced code",
+                                           "    indented code block",
+                                           "|------|-------------|",
+                                           "a comment",
+                                           "[ref]: https://example.com/ref",
+                                           "***",
+                                           "`apt install foo`",
+                                           "](https://example.com/manual)",
+                                           "https://example.org",
+                                           "<br>",
+                                           "<div class=\"note\">"}
+                            << QStringList{"# «Getting started»",
+                                           "> «Quoted text here.»",
+                                           "- «First item»",
+                                           "- [ ] «Task item»",
+                                           "1. «Numbered item»",
+                                           "| «foo»  | «A tool»      |",
+                                           "«Install the **package** with» `apt",
+                                           "[«the manual»](https://example.com/manual)"};
+        QTest::newRow("srt") << "sample.srt"
+                             << QStringList{"00:00:01,000 --> 00:00:04,000\n",
+                                            "\n10\n01:02:03,004 --> 01:02:05,006 X1:100 X2:200 "
+                                            "Y1:10 Y2:50\n"}
+                             << QStringList{"«Hello, world!»", "<i>«two-line»</i>\n",
+                                            "«subtitle cue.»"};
+        QTest::newRow("vtt") << "sample.vtt"
+                             << QStringList{"WEBVTT - Sample file\nKind: captions\n",
+                                            "This note is not translated.",
+                                            "::cue { color: yellow }",
+                                            "intro\n00:00.000 --> 00:02.000 align:start\n"}
+                             << QStringList{"<v Alice>«Good morning!»</v>",
+                                            "«First line of the cue»\n«second line of the cue»"};
+    }
+    void markingTranslator() {
+        QFETCH(QString, file);
+        QFETCH(QStringList, untouched);
+        QFETCH(QStringList, translated);
+        const QString path = kData + file;
+        const QByteArray in = read_file(path);
+        int calls = 0;
+        Document doc;
+        const QByteArray out = translate_with(
+            path,
+            [&](const std::string& s) {
+                ++calls;
+                return mark(s);
+            },
+            &doc);
+        QVERIFY(!doc.segments.empty());
+        QCOMPARE(calls, static_cast<int>(doc.segments.size()));
+        QCOMPARE(out.count("«"), static_cast<qsizetype>(doc.segments.size()));
+        QCOMPARE(unmark(out), in);  // only the segments changed
+        QCOMPARE(out.count('\n'), in.count('\n'));
+        for (const QString& u : untouched) {
+            QVERIFY2(in.contains(u.toUtf8()), qPrintable(u));
+            QVERIFY2(out.contains(u.toUtf8()), qPrintable(u));
+        }
+        for (const QString& t : translated)
+            QVERIFY2(out.contains(t.toUtf8()), qPrintable(t));
+    }
+
+    void multiLineTranslationKeepsLines() {
+        const QString path = kData + "sample.srt";
+        const QByteArray out =
+            translate_with(path, [](const std::string& s) { return s + "\nextra\r\n"; });
+        QCOMPARE(out.count('\n'), read_file(path).count('\n'));
+    }
+
+    void poRoundTrip() {
+        const QString path = kData + "sample.po";
+        const QByteArray in = read_file(path);
+        Document doc;
+        const QByteArray out = translate_with(
+            path, [](const std::string& s) { return s; }, &doc);
+        // Header, comments, msgctxt, msgids, translated and obsolete entries unchanged.
+        QCOMPARE(po_without_msgstr(out), po_without_msgstr(in));
+        QVERIFY(!out.contains("fuzzy"));
+        QVERIFY(out.contains("msgstr \"Beenden\"\n"));
+        QVERIFY(out.contains("msgstr \"Copied %d files to %s\"\n"));
+        QVERIFY(out.contains("msgstr[0] \"%d file\"\nmsgstr[1] \"%d files\"\n"));
+        QVERIFY(out.contains("#~ msgstr \"Veraltet\""));
+        // The output is valid PO with nothing left to translate, and round-trips exactly.
+        const DocumentFormat& f = format_for(path);
+        const Document again = f.read(out, path);
+        QCOMPARE(again.segments.size(), std::size_t(0));
+        QCOMPARE(f.write(again, {}), out);
+        // Multi-line strings keep their content and escaping.
+        QVERIFY(std::find(doc.segments.begin(), doc.segments.end(),
+                          "A long text that continues\non a second line with \"quotes\" and a "
+                          "tab\t.") != doc.segments.end());
+        QVERIFY(
+            out.contains("msgstr \"\"\n\"A long text that continues\\n\"\n\"on a second "
+                         "line with \\\"quotes\\\" and a tab\\t.\"\n"));
+    }
+
+    void poMarkingAndPlaceholders() {
+        const QString path = kData + "sample.po";
+        const QByteArray in = read_file(path);
+        Document doc;
+        const QByteArray out = translate_with(path, mark, &doc);
+        QCOMPARE(doc.segments.size(), std::size_t(7));  // plural entry: msgid + msgid_plural
+        QCOMPARE(po_without_msgstr(out), po_without_msgstr(in));
+        QVERIFY(out.contains("msgstr \"«Open file»\"\n"));
+        QVERIFY(out.contains("msgstr[0] \"«%d file»\"\nmsgstr[1] \"«%d files»\"\n"));
+        QVERIFY(out.contains("msgstr \"«Hello %(name)s, you have {count} new messages»\""));
+        QVERIFY(!out.contains("fuzzy"));
+
+        // A translator that loses placeholders: those entries get the source text and "fuzzy",
+        // never a broken msgstr; the others are translated.
+        const QByteArray lossy = translate_with(path, [](const std::string& s) {
+            std::string t = "X " + s;
+            for (const char* p : {"%d", "%s", "%1", "{count}", "%(name)s"})
+                for (std::size_t at; (at = t.find(p)) != std::string::npos;)
+                    t.erase(at, std::strlen(p));
+            return t;
+        });
+        QCOMPARE(po_without_msgstr(lossy), po_without_msgstr(in));
+        QVERIFY(
+            lossy.contains("#, c-format, fuzzy\nmsgid \"Copied %d files to %s\"\nmsgstr "
+                           "\"Copied %d files to %s\"\n"));
+        QVERIFY(lossy.contains("#, fuzzy\nmsgid \"Saved to %1\"\nmsgstr \"Saved to %1\"\n"));
+        QVERIFY(lossy.contains("#, python-format, fuzzy\n"));
+        QVERIFY(lossy.contains("msgstr \"X Open file\"\n"));
+        QVERIFY(lossy.contains("#, c-format, fuzzy\nmsgid \"%d file\""));
+        // Reordered or doubled placeholders.
+        QCOMPARE(po_placeholders("%1 of %2"), po_placeholders("%2 von %1"));
+        QVERIFY(po_placeholders("%s at %d") != po_placeholders("%d at %s"));
+        QVERIFY(po_placeholders("{a} {b}") != po_placeholders("{a} {a}"));
+    }
+
+    void legacyEncodings_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("latin1") << "latin1.txt"
+                                << QString::fromUtf8("Café crème brûlée à la façon de l'été.");
+        QTest::newRow("gb18030") << "gb18030.txt"
+                                 << QString::fromUtf8(
+                                        "这是一个中文文本文件，用于测试编码检测功能。");
+        QTest::newRow("shift_jis")
+            << "shiftjis.txt"
+            << QString::fromUtf8(
+                   "これは日本語のテキストファイルです。文字コードの検出をテストします。");
+    }
+    void legacyEncodings() {
+        QFETCH(QString, file);
+        QFETCH(QString, expected);
+        const QString path = kData + file;
+        Document doc;
+        const QByteArray out = translate_with(
+            path, [](const std::string& s) { return s; }, &doc);
+        QCOMPARE(doc.segments.size(), std::size_t(file == "gb18030.txt" ? 3 : 2));
+        QCOMPARE(QString::fromStdString(doc.segments[0]), expected);
+        QVERIFY(out.startsWith(expected.toUtf8()));  // written as UTF-8
+        QCOMPARE(out.count('\n'), read_file(path).count('\n'));
+    }
+
+    void brokenInputsNameTheFile_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("srt timing") << "broken.srt"
+                                    << "line 6";
+        QTest::newRow("po string") << "broken.po"
+                                   << "unterminated string";
+        QTest::newRow("vtt header") << "broken.vtt"
+                                    << "WEBVTT";
+        QTest::newRow("unknown extension") << "notes.xyz"
+                                           << "unsupported document type";
+    }
+    void brokenInputsNameTheFile() {
+        QFETCH(QString, file);
+        QFETCH(QString, problem);
+        try {
+            (void)read_document(kData + file);
+            QFAIL("no error");
+        } catch (const FileError& e) {
+            QVERIFY2(QString::fromStdString(e.file()).endsWith(file), e.what());
+            QVERIFY2(QString::fromUtf8(e.what()).contains(problem), e.what());
+        }
+    }
+
+    void undecodableText() {
+        const QByteArray binary("\x00\x01\x02\xff", 4);
+        QVERIFY_THROWS_EXCEPTION(FileError, text_format().read(binary, "bin.txt"));
+        try {
+            text_format().read(binary, "bin.txt");
+        } catch (const FileError& e) {
+            QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("bin.txt"));
+        }
+    }
+
+    void cliEndToEnd() {
+        if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        for (const char* f : {"sample.srt", "sample.po", "broken.srt", "broken.po", "notes.xyz"})
+            QVERIFY(QFile::copy(kData + f, dir.filePath(f)));
+        QFile keep(dir.filePath("sample.zh.po"));  // an existing file is never replaced
+        QVERIFY(keep.open(QIODevice::WriteOnly));
+        keep.write("keep me");
+        keep.close();
+        QProcess p;
+        p.start(kBinary,
+                {"translate", "--model", kModel, "--to", "zh", "--greedy", "--max-tokens", "4",
+                 dir.filePath("broken.srt"), dir.filePath("sample.srt"), dir.filePath("notes.xyz"),
+                 dir.filePath("broken.po"), dir.filePath("sample.po")});
+        QVERIFY(p.waitForFinished(300000));
+        const QByteArray err = p.readAllStandardError();
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(
+            err.contains("broken.srt") && err.contains("broken.po") && err.contains("notes.xyz"),
+            err.constData());
+        QVERIFY(!QFile::exists(dir.filePath("broken.zh.srt")));
+        QVERIFY(!QFile::exists(dir.filePath("broken.zh.po")));
+
+        // .srt: same lines, cue numbers and timings untouched.
+        const QList<QByteArray> in = read_file(kData + "sample.srt").split('\n');
+        const QList<QByteArray> out = read_file(dir.filePath("sample.zh.srt")).split('\n');
+        QCOMPARE(out.size(), in.size());
+        for (qsizetype i = 0; i < in.size(); ++i)
+            if (in[i].contains("-->") || in[i].trimmed().isEmpty() || in[i].trimmed().toInt() > 0)
+                QCOMPARE(out[i], in[i]);
+
+        // .po: msgids untouched; every msgstr filled (or the entry marked fuzzy); valid PO.
+        QCOMPARE(read_file(dir.filePath("sample.zh.po")), QByteArray("keep me"));
+        const QString po = dir.filePath("sample.zh (2).po");
+        const QByteArray translated = read_file(po);
+        QCOMPARE(po_without_msgstr(translated), po_without_msgstr(read_file(kData + "sample.po")));
+        const Document again = po_format().read(translated, po);
+        QCOMPARE(again.segments.size(), std::size_t(0));  // no empty msgstr left
+        QVERIFY(!translated.contains("msgstr \"\"\nmsgid") &&
+                !translated.contains("msgstr \"\"\n\n"));
+        QVERIFY(!translated.contains("msgstr[1] \"\"\n"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDocuments)
+#include "test_documents.moc"
