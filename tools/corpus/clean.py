@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cleans the extracted pairs and writes the train / dev / test splits of the demo corpus.
 
-Input: work/raw/<code>.jsonl.gz from extract.py. Per pair (textclean.clean_pair): translator
+Input: out/raw/<code>.jsonl.gz from extract.py. Per pair (textclean.clean_pair): translator
 credits dropped, glib "Qualifier|" prefixes and keyboard mnemonics removed ("_Open", "&File",
 "打开(_O)"), printf / Qt / Python placeholders kept as they are and required to match on both
 sides, Unicode NFC, source 1-200 characters (translation at most 300), something besides
@@ -15,11 +15,11 @@ training. A pair found in a training package is a training pair, even when a tes
 it too; test and dev pairs whose English source or whose translation also occurs in training
 (for that language) are dropped, so every test string is unseen text.
 
-Output (work/corpus/): all_train.tsv, all_dev.tsv, all_test.tsv for every language, with the
+Output (out/corpus/): all_train.tsv, all_dev.tsv, all_test.tsv for every language, with the
 columns
     lang  package  source_en  target
 (UTF-8, no header; backslash, tab and newline escaped as \\\\, \\t, \\n), counts.json, and the
-packed corpus work/corpus.tar.xz: train.tsv, dev.tsv, test.tsv and counts.json for the
+packed corpus out/corpus.tar.xz: train.tsv, dev.tsv, test.tsv and counts.json for the
 languages of --pack-langs, the training split subsampled (seeded) to at most
 --max-train-per-lang pairs per language and sorted by English source, so that xz finds the
 same English text of several languages next to each other.
@@ -74,9 +74,9 @@ def load_raw(path: Path):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    ap.add_argument("--raw", type=Path, default=HERE / "work" / "raw")
-    ap.add_argument("--out", type=Path, default=HERE / "work" / "corpus")
-    ap.add_argument("--pack", type=Path, default=HERE / "work" / "corpus.tar.xz")
+    ap.add_argument("--raw", type=Path, default=HERE / "out" / "raw")
+    ap.add_argument("--out", type=Path, default=HERE / "out" / "corpus")
+    ap.add_argument("--pack", type=Path, default=HERE / "out" / "corpus.tar.xz")
     ap.add_argument("--max-targets", type=int, default=4,
                     help="most different translations kept per (language, English source)")
     ap.add_argument("--min-train", type=int, default=20000,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Downloads the packages of tools/corpus/packages.txt into tools/corpus/work/debs with
+# Downloads the packages of tools/corpus/packages.txt into tools/corpus/out/debs with
 # `apt-get download` (no installation, no root needed except for `apt-get update`).
 # Packages already downloaded are skipped, so the script can be re-run after an interruption.
 #
@@ -9,7 +9,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 list="${1:-$here/packages.txt}"
-dest="${DEBS_DIR:-$here/work/debs}"
+dest="${DEBS_DIR:-$here/out/debs}"
 mkdir -p "$dest"
 cd "$dest"
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Extracts msgid -> msgstr pairs from the gettext catalogs inside the downloaded .deb files.
 
-For every .deb in tools/corpus/work/debs, the data archive is streamed through
+For every .deb in tools/corpus/out/debs, the data archive is streamed through
 `dpkg-deb --fsys-tarfile` (nothing is installed or unpacked to disk) and every regular file
 `.../<locale>/LC_MESSAGES/<domain>.mo` is parsed: /usr/share/locale, /usr/share/locale-langpack
 and the other places programs keep gettext catalogs (LibreOffice's program/resource, Python
 packages' locale folders, ...). Qt .qm files and other formats are not gettext and are skipped.
 Locales are mapped to Hunyuan-MT codes by langmap.py; unmapped ones are skipped.
 
-Writes work/raw/<code>.jsonl.gz, one JSON list per pair:
+Writes out/raw/<code>.jsonl.gz, one JSON list per pair:
     [package, domain, locale, msgctxt or null, source (English), translation]
 (only pairs with a non-empty translation different from its source; cleaning is clean.py's
-job) and work/raw/extract_stats.json (pairs per language and per package).
+job) and out/raw/extract_stats.json (pairs per language and per package).
 
     python3 tools/corpus/extract.py
 """
@@ -43,8 +43,8 @@ def package_of(deb: Path) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    ap.add_argument("--debs", type=Path, default=HERE / "work" / "debs")
-    ap.add_argument("--out", type=Path, default=HERE / "work" / "raw")
+    ap.add_argument("--debs", type=Path, default=HERE / "out" / "debs")
+    ap.add_argument("--out", type=Path, default=HERE / "out" / "raw")
     args = ap.parse_args()
 
     debs = sorted(args.debs.glob("*.deb"))

@@ -1,6 +1,6 @@
 """Reading the demo corpus (tools/corpus/clean.py's output) and turning it into directions.
 
-The corpus is either the packed tools/corpus/work/corpus.tar.xz or a folder with train.tsv,
+The corpus is either the packed tools/corpus/out/corpus.tar.xz or a folder with train.tsv,
 dev.tsv and test.tsv. Rows: lang, package, source_en, target (backslash escapes for backslash,
 tab and newline). Every row gives two translation directions: en -> lang (source_en is the
 source) and lang -> en (the translation is the source and the English text the reference).
@@ -8,13 +8,18 @@ source) and lang -> en (the translation is the source and the English text the r
 
 from __future__ import annotations
 
+import random
+import sys
 import tarfile
+from collections import defaultdict
 from pathlib import Path
 from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_CORPUS = REPO / "tools" / "corpus" / "work" / "corpus.tar.xz"
-DEFAULT_TOKENIZER = REPO / "tools" / "corpus" / "work" / "tokenizer"
+sys.path.insert(0, str(REPO / "tools" / "corpus"))
+from textclean import tsv_unescape as unescape  # noqa: E402  (the corpus writer's escaping)
+DEFAULT_CORPUS = REPO / "tools" / "corpus" / "out" / "corpus.tar.xz"
+DEFAULT_TOKENIZER = REPO / "tools" / "corpus" / "out" / "tokenizer"
 
 # The demo model's languages: the six main ones in both directions with English, then the
 # others the catalogs hold enough of (see docs/demo-model.md for the counts).
@@ -38,22 +43,6 @@ class Example(NamedTuple):
     @property
     def direction(self) -> str:
         return f"{self.src_lang}-{self.tgt_lang}"
-
-
-def unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out, i = [], 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s):
-            n = s[i + 1]
-            out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(n, "\\" + n))
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def _parse(text: str, langs: set[str] | None) -> list[Row]:
@@ -104,3 +93,19 @@ def directions(rows: list[Row], langs: list[str]) -> list[Example]:
             out.append(Example("en", r.lang, r.en, r.xx))
             out.append(Example(r.lang, "en", r.xx, r.en))
     return out
+
+
+def sample_examples(rows, langs: list[str], per_direction: int, seed: int) -> list[Example]:
+    """A seeded sample of at most `per_direction` rows per language (0 = all), as examples in
+    both directions; evaluate.py and floors.py score the same sentences through it."""
+    rng = random.Random(seed)
+    by_lang = defaultdict(list)
+    for r in rows:
+        by_lang[r.lang].append(r)
+    picked = []
+    for lang in langs:
+        rs = by_lang.get(lang, [])
+        if per_direction and len(rs) > per_direction:
+            rs = rng.sample(rs, per_direction)
+        picked += rs
+    return directions(picked, langs)

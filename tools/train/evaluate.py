@@ -7,7 +7,7 @@ The prompts are built by prompt.py, the same code the training used and the same
 mtdesk's engine builds. BLEU tokenisation: "zh" for Chinese targets, "char" for Japanese and
 Korean, "13a" otherwise; chrF is chrF2 (sacrebleu's default).
 
-Writes (default tools/corpus/work/eval/): scores.json, hypotheses.tsv (direction, source,
+Writes (default tools/corpus/out/eval/): scores.json, hypotheses.tsv (direction, source,
 reference, hypothesis), and with --heldout a small TSV of held-out test lines with the
 transformers greedy output, usable as an end-to-end test fixture (columns: src_lang,
 tgt_lang, source, reference, hf_greedy; backslash escapes as in the corpus).
@@ -27,11 +27,11 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from data import DEFAULT_CORPUS, DEFAULT_LANGS, MAIN_LANGS, REPO, directions, read_splits  # noqa: E402
+from data import DEFAULT_CORPUS, DEFAULT_LANGS, MAIN_LANGS, REPO, read_splits, sample_examples  # noqa: E402
 from prompt import PromptEncoder, translation_prompt  # noqa: E402
 
-DEFAULT_MODEL = REPO / "tools" / "corpus" / "work" / "model"
-DEFAULT_OUT = REPO / "tools" / "corpus" / "work" / "eval"
+DEFAULT_MODEL = REPO / "tools" / "corpus" / "out" / "model"
+DEFAULT_OUT = REPO / "tools" / "corpus" / "out" / "eval"
 
 
 def bleu_tokenize(lang: str) -> str:
@@ -100,7 +100,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--heldout", type=Path, default=None,
                     help="also write a fixture TSV of held-out lines here "
-                         "(e.g. tools/corpus/work/heldout.tsv)")
+                         "(e.g. tools/corpus/out/heldout.tsv)")
     ap.add_argument("--heldout-per-direction", type=int, default=12)
     ap.add_argument("--heldout-max-chars", type=int, default=80)
     ap.add_argument("--seed", type=int, default=7)
@@ -116,17 +116,7 @@ def main() -> int:
         summary = args.model / "training_summary.json"
         langs = json.loads(summary.read_text())["langs"] if summary.exists() else DEFAULT_LANGS
     rows = read_splits(args.corpus, (args.split,), langs)[args.split]
-    rng = random.Random(args.seed)
-    by_lang = defaultdict(list)
-    for r in rows:
-        by_lang[r.lang].append(r)
-    picked = []
-    for lang in langs:
-        rs = by_lang.get(lang, [])
-        if args.per_direction and len(rs) > args.per_direction:
-            rs = rng.sample(rs, args.per_direction)
-        picked += rs
-    examples = directions(picked, langs)
+    examples = sample_examples(rows, langs, args.per_direction, args.seed)
 
     sp = spm.SentencePieceProcessor(model_file=str(args.model / "tokenizer.model"))
     enc = PromptEncoder(sp)

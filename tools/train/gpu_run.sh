@@ -2,15 +2,15 @@
 # One GPU session: train the demo model, score it on the test split, and leave the results in
 # $OUT as few files as possible (the model shards, plus meta.tar with everything else).
 #
-#   bash tools/train/gpu_run.sh            # needs tools/corpus/work/corpus.tar.xz and
-#                                          # tools/corpus/work/tokenizer/ in the tree
-# Environment: OUT (default tools/corpus/work/gpu-out), BUDGET_MIN (training budget including data preparation
+#   bash tools/train/gpu_run.sh            # needs tools/corpus/out/corpus.tar.xz and
+#                                          # tools/corpus/out/tokenizer/ in the tree
+# Environment: OUT (default tools/corpus/out/gpu-out), BUDGET_MIN (training budget including data preparation
 # and compilation, default 7), PER_DIRECTION (test sentences per direction, default 300),
 # TRAIN_ARGS (extra train.py arguments, e.g. "--no-compile").
 # About BUDGET_MIN + 2 minutes in all on one H200.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-OUT="${OUT:-$PWD/tools/corpus/work/gpu-out}"
+OUT="${OUT:-$PWD/tools/corpus/out/gpu-out}"
 BUDGET_MIN="${BUDGET_MIN:-7}"
 PER_DIRECTION="${PER_DIRECTION:-300}"
 work="$(mktemp -d)"

@@ -19,7 +19,7 @@ the machine's speed).
     python3 tools/train/train.py --device cuda                       # the real run, ~8 min
     python3 tools/train/train.py --device cpu --preset tiny --max-rows 3000 --max-steps 200
 
-Output directory (default tools/corpus/work/model): config.json (published HY-MT1.5 layout),
+Output directory (default tools/corpus/out/model): config.json (published HY-MT1.5 layout),
 generation_config.json, model-0000x-of-0000y.safetensors (bf16, shards <= 16 MB),
 model.safetensors.index.json, tokenizer.model, tokenizer_config.json, training_summary.json.
 """
@@ -50,7 +50,7 @@ from encoding import Encoded, encode_examples  # noqa: E402
 from model_config import PRESETS, hunyuan_config, load_hf_config, param_count, write_config  # noqa: E402
 from prompt import PromptEncoder, translation_prompt  # noqa: E402
 
-DEFAULT_OUT = REPO / "tools" / "corpus" / "work" / "model"
+DEFAULT_OUT = REPO / "tools" / "corpus" / "out" / "model"
 
 
 def log(msg: str = "", **fields) -> None:

@@ -15,7 +15,7 @@ special tokens of the Hunyuan chat template are control symbols: they are never 
 text (user text containing "<|eos|>" stays text) and are inserted by id; libsentencepiece and
 mtdesk's engine treat control pieces as the special tokens.
 
-    python3 tools/train/train_tokenizer.py            # -> tools/corpus/work/tokenizer/
+    python3 tools/train/train_tokenizer.py            # -> tools/corpus/out/tokenizer/
 """
 
 from __future__ import annotations
