@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data import DEFAULT_CORPUS, DEFAULT_LANGS, MAIN_LANGS, REPO, read_splits, sample_examples  # noqa: E402
 from evaluate import bleu_tokenize, escape, score  # noqa: E402
 
-DEFAULT_OUT = REPO / "tools" / "corpus" / "work" / "floors.json"
+DEFAULT_OUT = REPO / "tools" / "corpus" / "out" / "floors.json"
 APERTIUM_CMD = ["apertium", "-u", "eng-spa"]
 
 
