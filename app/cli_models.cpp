@@ -15,6 +15,7 @@
 #include "mtdesk/tokenizer/chat_template.h"
 #include "mtdesk/tokenizer/tokenizer.h"
 #include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translator.h"
 
 namespace mtdesk::app {
 namespace {
@@ -67,7 +68,9 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
     auto tokenizer = load_tokenizer(dir, c.vocab_size);
     std::string chat;
     try {
-        chat = chat_template_name(ChatTemplate::from_model_dir(dir).kind);
+        const ChatTemplate t = ChatTemplate::from_model_dir(dir);
+        check_chat_template(t, *tokenizer, dir);
+        chat = chat_template_name(t.kind);
     } catch (const UnsupportedError& e) {
         chat = std::string("unsupported (") + e.problem() + ")";
     }

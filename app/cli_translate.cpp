@@ -29,8 +29,11 @@ const Language* language_option(const QCommandLineParser& p, const QString& name
     return l;
 }
 
+// Reads all of stdin; text only (a NUL byte means binary data piped in by mistake).
 std::string read_stdin() {
     std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    if (text.find('\0') != std::string::npos)
+        throw FileError("stdin", "looks like binary data (it contains NUL bytes), not text");
     return text;
 }
 
@@ -117,6 +120,15 @@ int cmd_translate(const QStringList& args) {
     number("repetition-penalty", options.sampling.repetition_penalty);
     number("seed", options.sampling.seed);
     number("max-tokens", options.max_new_tokens);
+    // Checked here so the messages name the options the user typed.
+    SamplingParams& sp = options.sampling;
+    if (p.isSet(QStringLiteral("temperature")) && sp.temperature == 0.0f)
+        sp.greedy = true;  // temperature 0 means "no randomness", as in llama.cpp
+    if (sp.temperature < 0) throw Error("--temperature must be >= 0 (0 = greedy)");
+    if (sp.top_k < 0) throw Error("--top-k must be >= 0 (0 = off)");
+    if (!(sp.top_p > 0 && sp.top_p <= 1)) throw Error("--top-p must be in (0, 1] (1 = off)");
+    if (!(sp.repetition_penalty > 0)) throw Error("--repetition-penalty must be > 0 (1 = off)");
+    if (options.max_new_tokens < 1) throw Error("--max-tokens must be at least 1");
 
     const QStringList files = p.positionalArguments();
     if (files.isEmpty()) {

@@ -145,6 +145,55 @@ class TestCli : public QObject {
         QCOMPARE(read_file(good), QByteArray("Open the file\n"));
     }
 
+    // Sampled output keeps the 1:1 line mapping whatever the model emits (line breaks inside a
+    // translation become spaces), for several seeds.
+    void linesStayOneToOne() {
+        const QByteArray input = "a\nb\nc\n\nd\ne\n";
+        for (const char* seed : {"1", "2", "3", "4"}) {
+            const Run r = run({"translate", "--model", kModel, "--to", "zh", "--seed", seed,
+                               "--max-tokens", "24"},
+                              input);
+            QCOMPARE(r.code, 0);
+            QCOMPARE(r.out.count('\n'), input.count('\n'));
+            QVERIFY(r.out.split('\n').at(3).isEmpty());  // the blank line stays blank
+            for (char c : r.out)
+                QVERIFY(static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t');
+        }
+    }
+
+    void samplingOptions() {
+        const QByteArray input = "Open the file\n";
+        const Run greedy =
+            run({"translate", "--model", kModel, "--to", "de", "--greedy", "--max-tokens", "10"},
+                input);
+        const Run zero = run({"translate", "--model", kModel, "--to", "de", "--temperature", "0",
+                              "--repetition-penalty", "1", "--max-tokens", "10"},
+                             input);
+        QCOMPARE(zero.code, 0);
+        QCOMPARE(zero.out, greedy.out);  // temperature 0 = greedy
+        Run r = run({"translate", "--model", kModel, "--to", "de", "--top-p", "2"}, input);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--top-p"), r.err.constData());
+        r = run({"translate", "--model", kModel, "--to", "de", "--max-tokens", "-5"}, input);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--max-tokens"), r.err.constData());
+        r = run({"translate", "--model", kModel, "--to", "de"}, QByteArray("a\0b\n", 4));
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("stdin") && r.err.contains("binary"), r.err.constData());
+    }
+
+    // A model whose tokenizer lacks the chat template's tokens is refused with a clear message.
+    void modelWithoutChatTemplate() {
+        const QString llama = QStringLiteral(MTDESK_TEST_DATA_DIR "/models/llama");
+        Run r = run({"translate", "--model", llama, "--to", "de"}, "x\n");
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("tokenizer_config.json") && r.err.contains("chat template"),
+                 r.err.constData());
+        r = run({"models", "inspect", llama});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("unsupported"), r.out.constData());
+    }
+
     void badInputsNameTheProblem() {
         QTemporaryDir dir;
         Run r = run({"translate", "--model", dir.path(), "--to", "zh"}, "x\n");

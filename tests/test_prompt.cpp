@@ -178,6 +178,17 @@ class TestPrompt : public QObject {
                  QStringLiteral("<s1>開く</s1>ファイル"));
     }
 
+    void cleanOutput() {
+        QCOMPARE(QString::fromStdString(clean_translation_output("  a\x01"
+                                                                 "b\x1b[2Jc\x7f\td \n",
+                                                                 false)),
+                 QStringLiteral("ab[2Jc\td"));
+        QCOMPARE(QString::fromStdString(single_line("one\ntwo\r\nthree\rfour")),
+                 QStringLiteral("one two three four"));
+        QCOMPARE(QString::fromStdString(single_line("end\n\n")), QStringLiteral("end"));
+        QCOMPARE(QString::fromStdString(single_line("a \nb")), QStringLiteral("a b"));
+    }
+
     void missingTarget() {
         PromptRequest r;
         r.text = "x";

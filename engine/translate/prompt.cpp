@@ -92,7 +92,32 @@ std::string clean_translation_output(std::string_view out, bool formatted) {
         if (out.ends_with(close)) out.remove_suffix(close.size());
         out = trim(out);
     }
-    return std::string(out);
+    // C0 control characters other than tab and line breaks (and DEL) are never part of a
+    // translation; a model that emits them would corrupt terminals and files.
+    std::string cleaned;
+    cleaned.reserve(out.size());
+    for (const char c : out) {
+        const auto u = static_cast<unsigned char>(c);
+        if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F) continue;
+        cleaned.push_back(c);
+    }
+    return cleaned;
+}
+
+std::string single_line(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\r' || text[i] == '\n') {
+            if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+            if (!out.empty() && out.back() != ' ') out.push_back(' ');
+            continue;
+        }
+        out.push_back(text[i]);
+    }
+    while (!out.empty() && out.back() == ' ')
+        out.pop_back();
+    return out;
 }
 
 }  // namespace mtdesk

@@ -17,6 +17,19 @@ PromptStyle guess_prompt_style(const std::filesystem::path& model_dir) {
                                                         : PromptStyle::HyMt15;
 }
 
+void check_chat_template(const ChatTemplate& chat_template, const Tokenizer& tokenizer,
+                         const std::filesystem::path& model_dir) {
+    for (const std::string& token : chat_template.stop_tokens()) {
+        if (!tokenizer.token_id(token))
+            throw UnsupportedError(
+                (model_dir / "tokenizer_config.json").string(),
+                "no usable chat template: the " +
+                    std::string(chat_template_name(chat_template.kind)) +
+                    " template (the default when none is given) needs the token " + token +
+                    ", which this model's tokenizer does not have");
+    }
+}
+
 Translator::Translator(std::unique_ptr<CausalLM> model, std::unique_ptr<Tokenizer> tokenizer,
                        ChatTemplate chat_template, PromptStyle style, GenerationConfig generation)
     : model_(std::move(model)),
@@ -43,6 +56,7 @@ std::unique_ptr<Translator> Translator::open_cpu(const std::filesystem::path& mo
     ModelDir dir = ModelDir::open(model_dir);
     auto tokenizer = load_tokenizer(model_dir, dir.config.vocab_size);
     ChatTemplate chat = ChatTemplate::from_model_dir(model_dir);
+    check_chat_template(chat, *tokenizer, model_dir);
     auto model = CpuModel::load(dir);
     return std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
                                         style.value_or(guess_prompt_style(model_dir)),
@@ -144,7 +158,7 @@ std::string Translator::translate_lines(const PromptRequest& request,
         segment.text = std::string(line.substr(b, e - b + 1));
         emit(line.substr(0, b));
         TranslationResult r = translate(segment, options);
-        emit(r.text);
+        emit(single_line(r.text));
         emit(line.substr(e + 1));
         emit(eol);
         if (r.generation.finish == FinishReason::Cancelled) cancelled = true;

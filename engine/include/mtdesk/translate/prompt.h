@@ -54,9 +54,13 @@ struct PromptRequest {
 /// they throw mtdesk::Error. Throws mtdesk::Error when target is null.
 std::string build_translation_prompt(const PromptRequest& request, PromptStyle style);
 
-/// Removes the wrapping the formatted prompt asks for ("<target>…</target>") and surrounding
-/// whitespace the models sometimes add.
+/// Removes the wrapping the formatted prompt asks for ("<target>…</target>"), surrounding
+/// whitespace the models sometimes add, and C0 control characters other than tab, CR and LF.
 std::string clean_translation_output(std::string_view output, bool formatted);
+
+/// `text` with every line break (CR, LF, CRLF) turned into one space, so a one-line source
+/// gets a one-line translation (the 1:1 line mapping of documents and of translate_lines).
+std::string single_line(std::string_view text);
 
 /// True when more than half of the letters of `text` are Han ideographs.
 bool looks_chinese(std::string_view text);

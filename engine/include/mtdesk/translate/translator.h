@@ -60,7 +60,8 @@ class Translator {
                                 const TextCallback& on_text = {});
 
     /// Translates a multi-line text line by line (1:1): blank lines and each line's leading and
-    /// trailing whitespace are kept as they are; only non-blank lines go to the model.
+    /// trailing whitespace are kept as they are; only non-blank lines go to the model, and line
+    /// breaks inside a line's translation become spaces.
     std::string translate_lines(const PromptRequest& request, const TranslateOptions& options,
                                 const TextCallback& on_text = {});
 
@@ -77,6 +78,12 @@ class Translator {
     GenerationConfig generation_;
     std::vector<int32_t> stop_tokens_;
 };
+
+/// Checks that `tokenizer` has the special tokens `chat_template` needs (a directory without a
+/// chat template falls back to Hunyuan's, which only works with Hunyuan's tokens). Throws
+/// UnsupportedError naming the model directory's tokenizer_config.json otherwise.
+void check_chat_template(const ChatTemplate& chat_template, const Tokenizer& tokenizer,
+                         const std::filesystem::path& model_dir);
 
 /// "Hunyuan-MT" in the directory name (case-insensitive) → HunyuanMT, otherwise HyMt15.
 PromptStyle guess_prompt_style(const std::filesystem::path& model_dir);
