@@ -161,6 +161,21 @@ class TestCli : public QObject {
         }
     }
 
+    // A line far longer than the model's context is cut at sentence boundaries and translated
+    // piece by piece; the lines around it are still translated and the mapping stays 1:1.
+    void longLine() {
+        QByteArray longline;
+        while (longline.size() < 20000)
+            longline += "Open the file and save your changes. ";
+        const QByteArray input = "first\n" + longline.trimmed() + "\nthird\n";
+        const Run r = run(
+            {"translate", "--model", kModel, "--to", "de", "--greedy", "--max-tokens", "2"}, input);
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(r.out.count('\n'), 3);
+        const QList<QByteArray> lines = r.out.split('\n');
+        QVERIFY(!lines[0].isEmpty() && !lines[1].isEmpty() && !lines[2].isEmpty());
+    }
+
     void samplingOptions() {
         const QByteArray input = "Open the file\n";
         const Run greedy =

@@ -6,6 +6,7 @@
 #include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
+#include "mtdesk/translate/segmenter.h"
 
 namespace mtdesk {
 
@@ -90,9 +91,57 @@ std::vector<int32_t> Translator::encode_prompt(const PromptRequest& request) con
     return ids;
 }
 
+int Translator::source_budget(const PromptRequest& request) const {
+    PromptRequest empty = request;
+    empty.text.clear();
+    const int overhead = static_cast<int>(encode_prompt(empty).size());
+    // prompt (overhead + n) + output bound (4n + 32) must fit, with a margin for the instruction
+    // wording that depends on the text; long segments also translate worse, so at most 1024.
+    const int fit = (model_->config().max_position_embeddings - overhead - 48) / 5;
+    return std::clamp(fit, 1, 1024);
+}
+
 TranslationResult Translator::translate(const PromptRequest& request,
                                         const TranslateOptions& options,
                                         const TextCallback& on_text) {
+    auto count = [this](std::string_view s) {
+        return static_cast<int>(tokenizer_->encode(s).size());
+    };
+    const int budget = source_budget(request);
+    if (count(request.text) <= budget) return translate_piece(request, options, on_text);
+
+    // Too long for one prompt: translate it piece by piece, cut at sentence boundaries.
+    const bool joined_without_spaces =
+        request.target && (is_chinese(*request.target) || request.target->code == "ja");
+    TranslationResult all;
+    bool first = true;
+    for (std::string_view piece : split_to_budget(request.text, budget, count)) {
+        const auto b = piece.find_first_not_of(" \t");
+        if (b == std::string_view::npos) continue;
+        const auto e = piece.find_last_not_of(" \t");
+        PromptRequest part = request;
+        part.text = std::string(piece.substr(b, e - b + 1));
+        if (!first && !joined_without_spaces) {
+            all.text += ' ';
+            if (on_text && !on_text(" ")) break;
+        }
+        first = false;
+        TranslationResult r = translate_piece(part, options, on_text);
+        all.text += r.text;
+        all.prompt_tokens += r.prompt_tokens;
+        all.generation.tokens.insert(all.generation.tokens.end(), r.generation.tokens.begin(),
+                                     r.generation.tokens.end());
+        all.generation.prefill_ms += r.generation.prefill_ms;
+        all.generation.decode_ms += r.generation.decode_ms;
+        all.generation.finish = r.generation.finish;
+        if (r.generation.finish == FinishReason::Cancelled) break;
+    }
+    return all;
+}
+
+TranslationResult Translator::translate_piece(const PromptRequest& request,
+                                              const TranslateOptions& options,
+                                              const TextCallback& on_text) {
     TranslationResult result;
     const std::vector<int32_t> prompt = encode_prompt(request);
     result.prompt_tokens = static_cast<int>(prompt.size());

@@ -54,8 +54,10 @@ class Translator {
     /// Token ids of the full prompt (chat template around the translation prompt).
     std::vector<int32_t> encode_prompt(const PromptRequest& request) const;
 
-    /// Translates one segment. Throws Error for an unknown target or a prompt too long for the
-    /// model.
+    /// Translates one segment. A segment longer than source_budget() tokens is cut at sentence
+    /// boundaries (then spaces, then characters) and translated piece by piece, the pieces
+    /// joined with a space (without one for Chinese and Japanese targets). Throws Error for a
+    /// missing target.
     TranslationResult translate(const PromptRequest& request, const TranslateOptions& options,
                                 const TextCallback& on_text = {});
 
@@ -65,12 +67,19 @@ class Translator {
     std::string translate_lines(const PromptRequest& request, const TranslateOptions& options,
                                 const TextCallback& on_text = {});
 
+    /// Most source tokens translated in one prompt: what fits the model's positions with the
+    /// output bound (4 × source + 32), at most 1024.
+    int source_budget(const PromptRequest& request) const;
+
     const Tokenizer& tokenizer() const noexcept { return *tokenizer_; }
     CausalLM& model() noexcept { return *model_; }
     PromptStyle style() const noexcept { return style_; }
     const std::vector<int32_t>& stop_tokens() const noexcept { return stop_tokens_; }
 
   private:
+    TranslationResult translate_piece(const PromptRequest& request, const TranslateOptions& options,
+                                      const TextCallback& on_text);
+
     std::unique_ptr<CausalLM> model_;
     std::unique_ptr<Tokenizer> tokenizer_;
     ChatTemplate chat_template_;
