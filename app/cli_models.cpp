@@ -66,6 +66,10 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
     const ModelDir model = ModelDir::open(dir);
     const ModelConfig& c = model.config;
     auto tokenizer = load_tokenizer(dir, c.vocab_size);
+    // One sequence cannot hold more than the model's positions; a larger budget only makes
+    // sense for several sequences, so the figure is per sequence times the batch at most.
+    const bool clamped = context > c.max_position_embeddings * batch;
+    if (clamped) context = c.max_position_embeddings * batch;
     std::string chat;
     try {
         const ChatTemplate t = ChatTemplate::from_model_dir(dir);
@@ -142,8 +146,8 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
         for (const auto& [name, t] : model.tensors->all())
             fmt::print("  {:<56} {:<5} {}\n", name, dtype_name(t->dtype), shape_string(t->shape));
     }
-    fmt::print("\nMemory per tier (KV cache for {} tokens in fp16, batch up to {}):\n", context,
-               batch);
+    fmt::print("\nMemory per tier (KV cache for {} tokens in fp16{}, batch up to {}):\n", context,
+               clamped ? " = max positions x batch" : "", batch);
     fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", "tier", "weights", "KV cache", "workspace",
                "total");
     for (Tier t : all_tiers()) {

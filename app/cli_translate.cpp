@@ -90,6 +90,9 @@ int cmd_translate(const QStringList& args) {
     PromptRequest request;
     request.target = language_option(p, QStringLiteral("to"));
     request.source = language_option(p, QStringLiteral("from"));
+    if (request.source == request.target)
+        throw Error("--from and --to are the same language (" +
+                    std::string(request.target->english_name) + ")");
 
     std::optional<PromptStyle> style;
     if (p.isSet(QStringLiteral("prompt-style"))) {

@@ -192,6 +192,9 @@ class TestCli : public QObject {
         r = run({"translate", "--model", kModel, "--to", "de", "--max-tokens", "-5"}, input);
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("--max-tokens"), r.err.constData());
+        r = run({"translate", "--model", kModel, "--from", "de", "--to", "German"}, input);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("same language"), r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "de"}, QByteArray("a\0b\n", 4));
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("stdin") && r.err.contains("binary"), r.err.constData());
