@@ -10,6 +10,7 @@
 
 #include "documents/formats.h"
 #include "mtdesk/error.h"
+#include "mtdesk/translate/prompt.h"
 
 namespace mtdesk::app::documents {
 namespace {
@@ -131,13 +132,11 @@ std::string assemble(const Document& doc, const std::vector<std::string>& transl
             out += p.literal;
             continue;
         }
-        std::string t = translations[static_cast<std::size_t>(p.segment)];
-        if (doc.segments[static_cast<std::size_t>(p.segment)].find('\n') == std::string::npos) {
-            // Keep the line structure: a one-line segment stays one line.
-            for (char& c : t)
-                if (c == '\n' || c == '\r') c = ' ';
-        }
-        out += t;
+        const std::string& t = translations[static_cast<std::size_t>(p.segment)];
+        // Keep the line structure: a one-line segment stays one line.
+        const bool one_line =
+            doc.segments[static_cast<std::size_t>(p.segment)].find('\n') == std::string::npos;
+        out += one_line ? single_line(t) : t;
     }
     return out;
 }
