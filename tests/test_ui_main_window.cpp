@@ -213,9 +213,13 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(w.window->sourcePicker()->currentCode(), QStringLiteral("en"));
         QCOMPARE(w.window->targetPicker()->currentCode(), QStringLiteral("zh"));
 
-        // Latin text is left to the prompt ("unknown").
+        // Other languages are detected with CLD2; text too short to be sure is left to the
+        // prompt ("unknown").
         Window v(QString(), QStringLiteral("zh"));
         v.window->sourceEdit()->setPlainText(QStringLiteral("Where is the station?"));
+        v.window->translateNow();
+        QCOMPARE(v.window->sourcePicker()->detected(), QStringLiteral("en"));
+        v.window->sourceEdit()->setPlainText(QStringLiteral("ok"));
         v.window->translateNow();
         QCOMPARE(v.window->sourcePicker()->detected(), QString());
     }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "mtdesk/translate/detect.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/prompt.h"
 #include "mtdesk/translate/translator.h"
@@ -45,7 +46,12 @@ std::optional<double> percentile(QVector<double> values, double p) {
 }
 
 QString detect_source_language(const QString& text) {
-    return looks_chinese(text.toStdString()) ? QStringLiteral("zh") : QString();
+    const std::string utf8 = text.toStdString();
+    const Detection d = detect_language(utf8);
+    // Short text is often unreliable for CLD2; then only Han-majority text is called Chinese.
+    if (!d.reliable) return looks_chinese(utf8) ? QStringLiteral("zh") : QString();
+    return QString::fromUtf8(d.language->code.data(),
+                             static_cast<qsizetype>(d.language->code.size()));
 }
 
 struct TranslationController::Shared {
