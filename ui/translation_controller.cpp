@@ -276,56 +276,44 @@ void TranslationController::runRequest(const Request& r) {
     double decode_ms = 0;
     int decode_tokens = 0;
 
-    // Line by line, as Translator::translate_lines does (blank lines and each line's outer
-    // whitespace kept, only non-blank lines go to the model), but streaming every token and
+    // Line by line (split_lines, as Translator::translate_lines), but streaming every token and
     // checking for a newer request at each one.
     const std::string text = r.text.toStdString();
     std::string done;
-    std::string_view rest = text;
     try {
-        while (!rest.empty()) {
-            const auto nl = rest.find('\n');
-            std::string_view line = rest.substr(0, nl);
-            std::string_view eol = nl == std::string_view::npos ? "" : "\n";
-            rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-            if (line.ends_with('\r')) {
-                line.remove_suffix(1);
-                eol = "\r\n";
-            }
-            const auto b = line.find_first_not_of(" \t");
-            if (b == std::string_view::npos) {
-                done.append(line).append(eol);
-                continue;
-            }
-            const auto e = line.find_last_not_of(" \t");
-            done.append(line.substr(0, b));
-            PromptRequest segment;
-            segment.text = std::string(line.substr(b, e - b + 1));
-            segment.source = source;
-            segment.target = target;
-            const double segment_start = elapsed_ms();
-            std::string raw;
-            const TranslationResult result =
-                translator.translate(segment, options, [&](std::string_view piece) {
-                    if (stale()) return false;
-                    raw.append(piece);
-                    post([this, id = r.id, partial = QString::fromStdString(done + raw)] {
-                        if (id == latest_id_) emit partialTranslation(id, partial);
+        for (const TextLine& line : split_lines(text)) {
+            done.append(line.indent);
+            if (!line.body.empty()) {
+                PromptRequest segment;
+                segment.text = std::string(line.body);
+                segment.source = source;
+                segment.target = target;
+                const double segment_start = elapsed_ms();
+                std::string raw;
+                const TranslationResult result =
+                    translator.translate(segment, options, [&](std::string_view piece) {
+                        if (stale()) return false;
+                        raw.append(piece);
+                        post([this, id = r.id, partial = QString::fromStdString(done + raw)] {
+                            if (id == latest_id_) emit partialTranslation(id, partial);
+                        });
+                        return true;
                     });
-                    return true;
+                if (result.generation.finish == FinishReason::Cancelled || stale()) return;
+                if (!ttft) ttft = segment_start + result.generation.prefill_ms;
+                const int n = static_cast<int>(result.generation.tokens.size());
+                stats.generated_tokens += n;
+                stats.prompt_tokens += result.prompt_tokens;
+                stats.segments += 1;
+                decode_ms += result.generation.decode_ms;
+                decode_tokens += std::max(0, n - 1);
+                done.append(result.text);
+            }
+            done.append(line.trailing).append(line.eol);
+            if (!line.body.empty())
+                post([this, id = r.id, partial = QString::fromStdString(done)] {
+                    if (id == latest_id_) emit partialTranslation(id, partial);
                 });
-            if (result.generation.finish == FinishReason::Cancelled || stale()) return;
-            if (!ttft) ttft = segment_start + result.generation.prefill_ms;
-            const int n = static_cast<int>(result.generation.tokens.size());
-            stats.generated_tokens += n;
-            stats.prompt_tokens += result.prompt_tokens;
-            stats.segments += 1;
-            decode_ms += result.generation.decode_ms;
-            decode_tokens += std::max(0, n - 1);
-            done.append(result.text).append(line.substr(e + 1)).append(eol);
-            post([this, id = r.id, partial = QString::fromStdString(done)] {
-                if (id == latest_id_) emit partialTranslation(id, partial);
-            });
         }
     } catch (const std::exception& e) {
         if (!stale()) fail(QString::fromUtf8(e.what()));

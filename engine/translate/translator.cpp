@@ -177,40 +177,53 @@ TranslationResult Translator::translate_piece(const PromptRequest& request,
     return result;
 }
 
+std::vector<TextLine> split_lines(std::string_view text) {
+    std::vector<TextLine> lines;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        TextLine l;
+        std::string_view line = text.substr(0, nl);
+        l.eol = nl == std::string_view::npos ? std::string_view{} : text.substr(nl, 1);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        if (line.ends_with('\r')) {
+            line.remove_suffix(1);
+            l.eol = std::string_view(line.data() + line.size(), l.eol.size() + 1);
+        }
+        const auto b = line.find_first_not_of(" \t");
+        if (b == std::string_view::npos) {
+            l.indent = line;
+        } else {
+            const auto e = line.find_last_not_of(" \t");
+            l.indent = line.substr(0, b);
+            l.body = line.substr(b, e - b + 1);
+            l.trailing = line.substr(e + 1);
+        }
+        lines.push_back(l);
+    }
+    return lines;
+}
+
 std::string Translator::translate_lines(const PromptRequest& request,
                                         const TranslateOptions& options,
                                         const TextCallback& on_text) {
     std::string out;
-    std::string_view rest = request.text;
     bool cancelled = false;
     auto emit = [&](std::string_view s) {
         out.append(s);
         if (on_text && !cancelled && !on_text(s)) cancelled = true;
     };
-    while (!rest.empty() && !cancelled) {
-        const auto nl = rest.find('\n');
-        std::string_view line = rest.substr(0, nl);
-        std::string_view eol = nl == std::string_view::npos ? "" : "\n";
-        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-        if (line.ends_with('\r')) {
-            line.remove_suffix(1);
-            eol = "\r\n";
+    for (const TextLine& line : split_lines(request.text)) {
+        if (cancelled) break;
+        emit(line.indent);
+        if (!line.body.empty()) {
+            PromptRequest segment = request;
+            segment.text = std::string(line.body);
+            TranslationResult r = translate(segment, options);
+            emit(single_line(r.text));
+            if (r.generation.finish == FinishReason::Cancelled) cancelled = true;
         }
-        const auto b = line.find_first_not_of(" \t");
-        if (b == std::string_view::npos) {
-            emit(line);
-            emit(eol);
-            continue;
-        }
-        const auto e = line.find_last_not_of(" \t");
-        PromptRequest segment = request;
-        segment.text = std::string(line.substr(b, e - b + 1));
-        emit(line.substr(0, b));
-        TranslationResult r = translate(segment, options);
-        emit(single_line(r.text));
-        emit(line.substr(e + 1));
-        emit(eol);
-        if (r.generation.finish == FinishReason::Cancelled) cancelled = true;
+        emit(line.trailing);
+        emit(line.eol);
     }
     return out;
 }

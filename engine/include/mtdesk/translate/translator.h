@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mtdesk/model/config.h"
 #include "mtdesk/runtime/causal_lm.h"
@@ -87,6 +88,15 @@ class Translator {
     GenerationConfig generation_;
     std::vector<int32_t> stop_tokens_;
 };
+
+/// One line of a multi-line text, cut the way line-by-line translation needs it: `body` goes to
+/// the model (empty for a blank line); `indent`, `trailing` (spaces and tabs) and `eol` ("\n",
+/// "\r\n" or "" for the last line) are kept as they are. The parts of all lines concatenate
+/// to the text.
+struct TextLine {
+    std::string_view indent, body, trailing, eol;
+};
+std::vector<TextLine> split_lines(std::string_view text);
 
 /// Checks that `tokenizer` has the special tokens `chat_template` needs (a directory without a
 /// chat template falls back to Hunyuan's, which only works with Hunyuan's tokens). Throws
