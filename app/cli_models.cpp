@@ -54,13 +54,6 @@ std::string rope_description(const ModelConfig& c) {
     return "?";
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
-
 int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, int batch) {
     const std::filesystem::path dir = dir_arg.toStdString();
     const ModelDir model = ModelDir::open(dir);

@@ -17,26 +17,13 @@ namespace {
 namespace fs = std::filesystem;
 using model_detail::quote_name;
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (i) s += ", ";
-        s += std::to_string(shape[i]);
-    }
-    return s + "]";
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool is_float_dtype(DType t) {
     return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 
 // Tensors that carry no weights: buffers some exporters saved along with the parameters.
 bool is_harmless_extra(std::string_view name) {
-    return ends_with(name, "rotary_emb.inv_freq");
+    return std::string_view(name).ends_with("rotary_emb.inv_freq");
 }
 
 // Why a tensor the config does not explain might be there, for the error message.
@@ -54,7 +41,7 @@ std::string unexpected_hint(const std::string& name, const ModelConfig& c) {
             return " (config.json has num_hidden_layers " + std::to_string(c.num_layers) + ")";
         }
     }
-    if (ends_with(name, "_proj.bias")) {
+    if (std::string_view(name).ends_with("_proj.bias")) {
         if (name.find(".self_attn.") != std::string::npos) {
             return " (config.json gives this " + c.architecture_name +
                    " no bias on that attention projection: attention_bias is false)";
@@ -124,8 +111,8 @@ ModelDir ModelDir::open(const fs::path& dir) {
                    std::to_string(c.num_layers) + " layers";
         // Some Hunyuan dense exports fuse the projections; transformers does not read those.
         for (const auto& [name, t] : ts.all()) {
-            if (ends_with(name, ".qkv_proj.weight") ||
-                ends_with(name, ".gate_and_up_proj.weight")) {
+            if (std::string_view(name).ends_with(".qkv_proj.weight") ||
+                std::string_view(name).ends_with(".gate_and_up_proj.weight")) {
                 problem += " (the checkpoint has fused projections such as " + quote_name(name) +
                            ", which are not supported: split them into q/k/v and gate/up)";
                 break;

@@ -44,15 +44,6 @@ bool is_known_unsupported_dtype(std::string_view name) {
     return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (i) s += ", ";
-        s += std::to_string(shape[i]);
-    }
-    return s + "]";
-}
-
 std::string errno_text(int err) {
     return std::strerror(err);
 }
@@ -70,6 +61,15 @@ struct Range {
 };
 
 }  // namespace
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i) s += ", ";
+        s += std::to_string(shape[i]);
+    }
+    return s + "]";
+}
 
 // ---------------------------------------------------------------------------------------------
 // MappedFile

@@ -55,6 +55,9 @@ struct TensorView {
     std::vector<float> to_fp32() const;
 };
 
+/// "[4096, 128]": a shape as error messages and listings show it.
+std::string shape_string(const std::vector<int64_t>& shape);
+
 /// A single safetensors file: header parsed and validated (offsets inside the file, sizes equal
 /// to numel * dtype size, no overlaps), data memory-mapped. Throws FileError naming the file and
 /// the problem for a missing/unreadable file, truncated files, a header length past the end or
