@@ -38,14 +38,13 @@ inline char* toString(const std::string& s) {
 }
 }  // namespace QTest
 
+#include "test_files.h"
+
+using mtdesk::test::write_file;
+
 namespace {
 
 const fs::path kDataDir = fs::path(MTDESK_TEST_DATA_DIR) / "tokenizers";
-
-void write(const fs::path& path, const std::string& content) {
-    std::ofstream out(path, std::ios::binary);
-    out << content;
-}
 
 const char* const k_qwen25 = R"TPL({%- if tools %}
     {{- '<|im_start|>system\n' }}
@@ -170,18 +169,12 @@ const std::vector<RenderRow> kRenderRows = {
 class TestChatTemplate : public QObject {
     Q_OBJECT
 
-    QTemporaryDir tmp_;
-    int counter_ = 0;
+    mtdesk::test::CaseDirs dirs_;
 
-    fs::path fresh_dir() {
-        const fs::path dir =
-            fs::path(tmp_.path().toStdString()) / ("case" + std::to_string(counter_++));
-        fs::create_directories(dir);
-        return dir;
-    }
+    fs::path fresh_dir() { return dirs_.fresh(); }
 
   private slots:
-    void initTestCase() { QVERIFY(tmp_.isValid()); }
+    void initTestCase() { QVERIFY(dirs_.valid()); }
 
     // The fixtures' goldens: text and ids.
     void fixture_goldens_data() {
@@ -306,7 +299,7 @@ class TestChatTemplate : public QObject {
             QVERIFY(std::string(e.what()).find("unsupported chat template") != std::string::npos);
         }
         const fs::path dir = fresh_dir();
-        write(dir / "tokenizer_config.json", json{{"chat_template", k_llama3}}.dump());
+        write_file(dir / "tokenizer_config.json", json{{"chat_template", k_llama3}}.dump());
         try {
             ChatTemplate::from_model_dir(dir);
             QFAIL("no exception");
@@ -324,11 +317,11 @@ class TestChatTemplate : public QObject {
 
         // chat_template.jinja takes precedence over tokenizer_config.json.
         const fs::path both = fresh_dir();
-        write(both / "tokenizer_config.json", json{{"chat_template", k_qwen3}}.dump());
+        write_file(both / "tokenizer_config.json", json{{"chat_template", k_qwen3}}.dump());
         QCOMPARE(ChatTemplate::from_model_dir(both).kind, ChatTemplateKind::ChatML);
-        write(both / "chat_template.jinja", k_hunyuan_formatted);
+        write_file(both / "chat_template.jinja", k_hunyuan_formatted);
         QCOMPARE(ChatTemplate::from_model_dir(both).kind, ChatTemplateKind::Hunyuan);
-        write(both / "chat_template.jinja", k_llama3);
+        write_file(both / "chat_template.jinja", k_llama3);
         try {
             ChatTemplate::from_model_dir(both);
             QFAIL("no exception");
@@ -341,7 +334,7 @@ class TestChatTemplate : public QObject {
         json config;
         config["chat_template"] = json::array({{{"name", "tool_use"}, {"template", k_llama3}},
                                                {{"name", "default"}, {"template", k_qwen25}}});
-        write(list / "tokenizer_config.json", config.dump());
+        write_file(list / "tokenizer_config.json", config.dump());
         const ChatTemplate t = ChatTemplate::from_model_dir(list);
         QCOMPARE(t.kind, ChatTemplateKind::ChatML);
         QCOMPARE(
@@ -366,7 +359,7 @@ class TestChatTemplate : public QObject {
         QFETCH(std::string, content);
         QFETCH(std::string, problem);
         const fs::path dir = fresh_dir();
-        write(dir / "tokenizer_config.json", content);
+        write_file(dir / "tokenizer_config.json", content);
         try {
             ChatTemplate::from_model_dir(dir);
             QFAIL("no exception");

@@ -22,6 +22,10 @@ using namespace mtdesk;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
+#include "test_files.h"
+
+using mtdesk::test::write_file;
+
 namespace {
 
 // ---- A tiny model-directory writer ------------------------------------------------------------
@@ -37,11 +41,6 @@ std::size_t dtype_bytes(const std::string& dtype) {
     if (dtype == "F32" || dtype == "I32") return 4;
     if (dtype == "F16" || dtype == "BF16" || dtype == "I16") return 2;
     return 1;
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
 }
 
 /// A safetensors file whose tensors hold a repeating byte pattern (the content does not matter
@@ -66,7 +65,7 @@ void write_safetensors(const fs::path& path, const std::vector<Tensor>& tensors)
     std::memcpy(bytes.data(), &len, 8);
     bytes += text;
     bytes += std::string(offset, '\x3c');
-    write_text(path, bytes);
+    write_file(path, bytes);
 }
 
 const char* arch_name(const std::string& family) {
@@ -136,7 +135,7 @@ std::vector<Tensor> tensors_for(const json& cfg, const std::string& family,
 /// Writes config.json and the weights: one file, or `shards` files plus the index.
 void write_model(const fs::path& dir, const json& cfg, const std::vector<Tensor>& tensors,
                  int shards = 1) {
-    write_text(dir / "config.json", cfg.dump(2));
+    write_file(dir / "config.json", cfg.dump(2));
     if (shards <= 1) {
         write_safetensors(dir / "model.safetensors", tensors);
         return;
@@ -153,7 +152,7 @@ void write_model(const fs::path& dir, const json& cfg, const std::vector<Tensor>
         for (const Tensor& t : parts[static_cast<std::size_t>(s)])
             map[t.name] = name;
     }
-    write_text(dir / "model.safetensors.index.json",
+    write_file(dir / "model.safetensors.index.json",
                json{{"metadata", {{"total_size", 0}}}, {"weight_map", map}}.dump(2));
 }
 
@@ -297,7 +296,7 @@ void TestModelDir::generationConfigRead() {
     const json cfg = tiny_config("qwen3");
     write_model(dir, cfg, tensors_for(cfg, "qwen3", "F32"));
     QVERIFY(!ModelDir::open(dir).generation.top_k.has_value());
-    write_text(dir / "generation_config.json", R"({"top_k": 20, "eos_token_id": [3, 4]})");
+    write_file(dir / "generation_config.json", R"({"top_k": 20, "eos_token_id": [3, 4]})");
     const ModelDir m = ModelDir::open(dir);
     QCOMPARE(m.generation.top_k, std::optional<int>(20));
     QCOMPARE(m.generation.eos_token_ids, (std::vector<int>{3, 4}));
@@ -435,14 +434,14 @@ void TestModelDir::rejected() {
     if (kind == "no_dir") {
         dir /= "nope";
     } else if (kind == "file_dir") {
-        write_text(dir / "afile", "x");
+        write_file(dir / "afile", "x");
         dir /= "afile";
     } else {
         write_model(dir, cfg, tensors, shards);
         if (kind == "no_config") fs::remove(dir / "config.json");
         if (kind == "no_weights") fs::remove(dir / "model.safetensors");
-        if (kind == "bad_config") write_text(dir / "config.json", "{\"vocab_size\": ");
-        if (kind == "bad_generation") write_text(dir / "generation_config.json", "{,}");
+        if (kind == "bad_config") write_file(dir / "config.json", "{\"vocab_size\": ");
+        if (kind == "bad_generation") write_file(dir / "generation_config.json", "{,}");
         if (kind == "truncated") fs::resize_file(dir / "model.safetensors", 4000);
     }
     std::vector<std::string> w;

@@ -34,22 +34,17 @@ inline char* toString(const std::string& s) {
 }
 }  // namespace QTest
 
+#include "test_files.h"
+
+using mtdesk::test::read_file;
+using mtdesk::test::write_file;
+
 namespace {
 
 const fs::path kDataDir = fs::path(MTDESK_TEST_DATA_DIR) / "tokenizers";
 
-std::string read(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write(const fs::path& path, const std::string& content) {
-    std::ofstream out(path, std::ios::binary);
-    out << content;
-}
-
 json read_json(const fs::path& path) {
-    return json::parse(read(path));
+    return json::parse(read_file(path));
 }
 
 // A tiktoken file with the 256 single bytes (rank = byte) and then `extra` lines.
@@ -308,19 +303,12 @@ json make_variant(const std::string& name) {
 class TestTokenizerFiles : public QObject {
     Q_OBJECT
 
-    QTemporaryDir tmp_;
-    int counter_ = 0;
+    mtdesk::test::CaseDirs dirs_;
 
-    // A fresh directory for one case.
-    fs::path fresh_dir() {
-        const fs::path dir =
-            fs::path(tmp_.path().toStdString()) / ("case" + std::to_string(counter_++));
-        fs::create_directories(dir);
-        return dir;
-    }
+    fs::path fresh_dir() { return dirs_.fresh(); }
 
   private slots:
-    void initTestCase() { QVERIFY(tmp_.isValid()); }
+    void initTestCase() { QVERIFY(dirs_.valid()); }
 
     // ---- tiktoken -----------------------------------------------------------------------------
 
@@ -361,7 +349,7 @@ class TestTokenizerFiles : public QObject {
         QFETCH(std::string, content);
         QFETCH(std::string, problem);
         const fs::path dir = fresh_dir();
-        write(dir / "hy.tiktoken", content);
+        write_file(dir / "hy.tiktoken", content);
         expect_error([&] { load_tokenizer(dir); }, {"hy.tiktoken", problem});
     }
 
@@ -375,7 +363,7 @@ class TestTokenizerFiles : public QObject {
             else
                 crlf += c;
         }
-        write(dir / "hy.tiktoken", crlf);
+        write_file(dir / "hy.tiktoken", crlf);
         const auto t = load_tokenizer(dir);
         QCOMPARE(t->encode("AB"), Ids{256});
         QCOMPARE(t->vocab_size(), 257 + 210);
@@ -385,7 +373,7 @@ class TestTokenizerFiles : public QObject {
         // Without tokenizer_config.json the special tokens follow Hunyuan's convention: numbered
         // right after the ranks.
         const fs::path dir = fresh_dir();
-        write(dir / "hy.tiktoken", byte_ranks());
+        write_file(dir / "hy.tiktoken", byte_ranks());
         const auto t = load_tokenizer(dir);
         QCOMPARE(t->vocab_size(), 256 + 5 + 205);
         const std::vector<std::pair<std::string, int>> expected = {
@@ -399,7 +387,7 @@ class TestTokenizerFiles : public QObject {
         QCOMPARE(t->encode("a<|eos|>", true), (Ids{'a', 259}));
         QCOMPARE(t->encode("<|extra_205|>", true).size(), std::string("<|extra_205|>").size());
         // A tokenizer_config.json without added_tokens_decoder changes nothing.
-        write(dir / "tokenizer_config.json", R"({"eos_token": "<|eos|>"})");
+        write_file(dir / "tokenizer_config.json", R"({"eos_token": "<|eos|>"})");
         QCOMPARE(load_tokenizer(dir)->token_id("<|eos|>").value_or(-1), 259);
     }
 
@@ -438,8 +426,8 @@ class TestTokenizerFiles : public QObject {
         QFETCH(std::string, config);
         QFETCH(std::string, problem);
         const fs::path dir = fresh_dir();
-        write(dir / "hy.tiktoken", byte_ranks());
-        write(dir / "tokenizer_config.json", config);
+        write_file(dir / "hy.tiktoken", byte_ranks());
+        write_file(dir / "tokenizer_config.json", config);
         expect_error([&] { load_tokenizer(dir); }, {"tokenizer_config.json", problem});
     }
 
@@ -454,7 +442,7 @@ class TestTokenizerFiles : public QObject {
                      {"hy.tiktoken", "800 ranks do not fit the model's vocabulary of 700"});
         // Hunyuan's convention: the specials are defined by the .tiktoken file itself.
         const fs::path own = fresh_dir();
-        write(own / "hy.tiktoken", byte_ranks());
+        write_file(own / "hy.tiktoken", byte_ranks());
         expect_error([&] { load_tokenizer(own, 300); },
                      {"hy.tiktoken", "token id 465 ('<|extra_204|>') does not fit"});
     }
@@ -467,17 +455,17 @@ class TestTokenizerFiles : public QObject {
         expect_error([&] { load_tokenizer(fresh_dir() / "missing"); },
                      {"missing", "does not exist"});
         const fs::path file_dir = fresh_dir();
-        write(file_dir / "plain", "x");
+        write_file(file_dir / "plain", "x");
         expect_error([&] { load_tokenizer(file_dir / "plain"); }, {"plain", "is not a directory"});
 
         // Any single *.tiktoken file; several of them are ambiguous.
         const fs::path one = fresh_dir();
-        write(one / "qwen.tiktoken", byte_ranks());
+        write_file(one / "qwen.tiktoken", byte_ranks());
         QCOMPARE(load_tokenizer(one)->kind(), TokenizerKind::Tiktoken);
-        write(one / "other.tiktoken", byte_ranks());
+        write_file(one / "other.tiktoken", byte_ranks());
         expect_error([&] { load_tokenizer(one); },
                      {"several .tiktoken files (other.tiktoken, qwen.tiktoken)"});
-        write(one / "hy.tiktoken", byte_ranks());
+        write_file(one / "hy.tiktoken", byte_ranks());
         QCOMPARE(load_tokenizer(one)->kind(), TokenizerKind::Tiktoken);
 
         // Order of preference: tiktoken, tokenizer.json, tokenizer.model.
@@ -486,7 +474,7 @@ class TestTokenizerFiles : public QObject {
         QCOMPARE(load_tokenizer(all)->kind(), TokenizerKind::SentencePiece);
         fs::copy_file(kDataDir / "hf" / "tokenizer.json", all / "tokenizer.json");
         QCOMPARE(load_tokenizer(all)->kind(), TokenizerKind::HfTokenizerJson);
-        write(all / "hy.tiktoken", byte_ranks());
+        write_file(all / "hy.tiktoken", byte_ranks());
         QCOMPARE(load_tokenizer(all)->kind(), TokenizerKind::Tiktoken);
     }
 
@@ -583,7 +571,7 @@ class TestTokenizerFiles : public QObject {
             text = t.dump();
         }
         const fs::path dir = fresh_dir();
-        write(dir / "tokenizer.json", text);
+        write_file(dir / "tokenizer.json", text);
         if (unsupported) {
             expect_error<UnsupportedError>([&] { load_tokenizer(dir); },
                                            {"tokenizer.json", problem});
@@ -599,7 +587,7 @@ class TestTokenizerFiles : public QObject {
         fs::copy_file(kDataDir / "hf-gpt2" / "tokenizer.json", dir / "tokenizer.json");
         json config = read_json(kDataDir / "hf-gpt2" / "tokenizer_config.json");
         config["added_tokens_decoder"]["903"] = {{"content", "<|extra|>"}, {"special", true}};
-        write(dir / "tokenizer_config.json", config.dump());
+        write_file(dir / "tokenizer_config.json", config.dump());
         auto t = load_tokenizer(dir);
         QCOMPARE(t->vocab_size(), 904);
         QCOMPARE(t->encode("a<|extra|>", true), (Ids{64, 903}));
@@ -609,11 +597,11 @@ class TestTokenizerFiles : public QObject {
                       "token id 903 ('<|extra|>') does not fit the "
                       "model's vocabulary of 903"});
         config["added_tokens_decoder"]["901"]["content"] = "<|other|>";
-        write(dir / "tokenizer_config.json", config.dump());
+        write_file(dir / "tokenizer_config.json", config.dump());
         expect_error([&] { load_tokenizer(dir); }, {"tokenizer_config.json",
                                                     "token 901 is not '<|im_start|>' as in "
                                                     "tokenizer.json"});
-        write(dir / "tokenizer_config.json", "{]");
+        write_file(dir / "tokenizer_config.json", "{]");
         expect_error([&] { load_tokenizer(dir); }, {"tokenizer_config.json", "malformed JSON"});
     }
 
@@ -642,7 +630,7 @@ class TestTokenizerFiles : public QObject {
         QFETCH(std::string, text);
         QFETCH(Ids, expected);
         const fs::path dir = fresh_dir();
-        write(dir / "tokenizer.json", make_variant(variant).dump());
+        write_file(dir / "tokenizer.json", make_variant(variant).dump());
         const auto t = load_tokenizer(dir);
         QCOMPARE(t->encode(text, true), expected);
     }
@@ -651,14 +639,14 @@ class TestTokenizerFiles : public QObject {
 
     void sentencepiece_malformed() {
         const fs::path dir = fresh_dir();
-        write(dir / "tokenizer.model", "this is not a protobuf");
+        write_file(dir / "tokenizer.model", "this is not a protobuf");
         expect_error([&] { load_tokenizer(dir); },
                      {"tokenizer.model", "not a SentencePiece model"});
-        write(dir / "tokenizer.model", "");
+        write_file(dir / "tokenizer.model", "");
         expect_error([&] { load_tokenizer(dir); }, {"tokenizer.model"});
         // Truncated real model.
-        const std::string real = read(kDataDir / "sentencepiece" / "tokenizer.model");
-        write(dir / "tokenizer.model", real.substr(0, real.size() / 2));
+        const std::string real = read_file(kDataDir / "sentencepiece" / "tokenizer.model");
+        write_file(dir / "tokenizer.model", real.substr(0, real.size() / 2));
         expect_error([&] { load_tokenizer(dir); },
                      {"tokenizer.model", "not a SentencePiece model"});
         expect_error([&] { load_tokenizer(kDataDir / "sentencepiece", 1000); },
