@@ -108,7 +108,8 @@ TranslationResult Translator::translate(const PromptRequest& request,
         return static_cast<int>(tokenizer_->encode(s).size());
     };
     const int budget = source_budget(request);
-    if (count(request.text) <= budget) return translate_piece(request, options, on_text);
+    const int source_tokens = count(request.text);
+    if (source_tokens <= budget) return translate_piece(request, options, on_text, source_tokens);
 
     // Too long for one prompt: translate it piece by piece, cut at sentence boundaries.
     const bool joined_without_spaces =
@@ -126,7 +127,7 @@ TranslationResult Translator::translate(const PromptRequest& request,
             if (on_text && !on_text(" ")) break;
         }
         first = false;
-        TranslationResult r = translate_piece(part, options, on_text);
+        TranslationResult r = translate_piece(part, options, on_text, count(part.text));
         all.text += r.text;
         all.prompt_tokens += r.prompt_tokens;
         all.generation.tokens.insert(all.generation.tokens.end(), r.generation.tokens.begin(),
@@ -141,11 +142,10 @@ TranslationResult Translator::translate(const PromptRequest& request,
 
 TranslationResult Translator::translate_piece(const PromptRequest& request,
                                               const TranslateOptions& options,
-                                              const TextCallback& on_text) {
+                                              const TextCallback& on_text, int source_tokens) {
     TranslationResult result;
     const std::vector<int32_t> prompt = encode_prompt(request);
     result.prompt_tokens = static_cast<int>(prompt.size());
-    const int source_tokens = static_cast<int>(tokenizer_->encode(request.text).size());
 
     GenerationParams gp;
     gp.sampling = options.sampling;

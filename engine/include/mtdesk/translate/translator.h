@@ -78,8 +78,9 @@ class Translator {
     const std::vector<int32_t>& stop_tokens() const noexcept { return stop_tokens_; }
 
   private:
+    /// One prompt's worth: `source_tokens` is the token count of request.text (for the bound).
     TranslationResult translate_piece(const PromptRequest& request, const TranslateOptions& options,
-                                      const TextCallback& on_text);
+                                      const TextCallback& on_text, int source_tokens);
 
     std::unique_ptr<CausalLM> model_;
     std::unique_ptr<Tokenizer> tokenizer_;
