@@ -19,15 +19,9 @@ ifneq ($(CUDA_ARCHITECTURES),)
 CMAKE_FLAGS += -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
 endif
 
-MODEL ?= tests/data/models/hunyuan-gqa-alpha
+# The bundled demo model (resources/models/mtdesk-demo); MODEL=DIR runs another one.
+MODEL ?= resources/models/mtdesk-demo
 SAMPLE ?= Open the file and save your changes.
-# The window uses the bundled demo model once it is in the tree, unless MODEL is given.
-DEMO_MODEL := resources/models/mtdesk-demo
-ifeq ($(origin MODEL),file)
-GUI_MODEL := $(if $(wildcard $(DEMO_MODEL)/config.json),$(DEMO_MODEL),$(MODEL))
-else
-GUI_MODEL := $(MODEL)
-endif
 
 .PHONY: all deps configure build run test clean
 
@@ -44,14 +38,16 @@ build: configure
 
 run: build
 	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then \
-		echo "mtdesk: opening the window with $(GUI_MODEL)"; \
-		$(BUILD_DIR)/app/mtdesk gui --model $(GUI_MODEL); \
+		echo "mtdesk: opening the window with $(MODEL)"; \
+		$(BUILD_DIR)/app/mtdesk gui --model $(MODEL); \
 	else \
 		echo "mtdesk: no display (\$$DISPLAY and \$$WAYLAND_DISPLAY are unset), so no window;"; \
-		echo "        translating a sample on the command line instead."; \
-		echo "mtdesk: translating a sample with $(MODEL) (a tiny random-weight test model: the"; \
-		echo "        words are nonsense, the tokenizer, prompt and generation path are the real ones)"; \
-		echo "$(SAMPLE)" | $(BUILD_DIR)/app/mtdesk translate --model $(MODEL) --to zh --greedy --max-tokens 24; \
+		echo "        translating a sample on the command line with $(MODEL) instead:"; \
+		echo; \
+		for lang in zh de ja; do \
+			printf '%s -> %s: ' "$(SAMPLE)" $$lang; \
+			echo "$(SAMPLE)" | $(BUILD_DIR)/app/mtdesk translate --model $(MODEL) --to $$lang || exit 1; \
+		done; \
 		echo; \
 		$(BUILD_DIR)/app/mtdesk models inspect $(MODEL); \
 	fi

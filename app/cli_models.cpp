@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_commands.h"
+#include "demo_model.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
@@ -156,11 +157,13 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
 int cmd_models(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "models inspect DIR: architecture, parameter count, tokenizer, tensors and the memory "
+        "models inspect [DIR]: architecture, parameter count, tokenizer, tensors and the memory "
         "each precision tier needs."));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("inspect"));
-    p.addPositionalArgument(QStringLiteral("DIR"), QStringLiteral("Model directory."));
+    p.addPositionalArgument(QStringLiteral("DIR"),
+                            QStringLiteral("Model directory (default: the bundled demo model)."),
+                            QStringLiteral("[DIR]"));
     p.addOptions({
         {QStringLiteral("json"), QStringLiteral("Print JSON.")},
         {QStringLiteral("tensors"), QStringLiteral("List every tensor.")},
@@ -178,8 +181,8 @@ int cmd_models(const QStringList& args) {
         return 0;
     }
     const QStringList pos = p.positionalArguments();
-    if (pos.size() != 2 || pos[0] != QLatin1String("inspect")) {
-        std::fputs("usage: mtdesk models inspect DIR [--json] [--tensors]\n", stderr);
+    if (pos.size() < 1 || pos.size() > 2 || pos[0] != QLatin1String("inspect")) {
+        std::fputs("usage: mtdesk models inspect [DIR] [--json] [--tensors]\n", stderr);
         return 2;
     }
     bool ok1 = false, ok2 = false;
@@ -189,7 +192,8 @@ int cmd_models(const QStringList& args) {
         std::fputs("mtdesk models: --context and --batch need positive integers\n", stderr);
         return 2;
     }
-    return inspect(pos[1], p.isSet(QStringLiteral("json")), p.isSet(QStringLiteral("tensors")),
+    const QString dir = pos.size() == 2 ? pos[1] : QString::fromStdString(default_model_dir());
+    return inspect(dir, p.isSet(QStringLiteral("json")), p.isSet(QStringLiteral("tensors")),
                    context, batch);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_commands.h"
+#include "demo_model.h"
 #include "documents/document.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/languages.h"
@@ -37,6 +38,11 @@ std::string read_stdin() {
     return text;
 }
 
+std::string model_option(const QCommandLineParser& p) {
+    return p.isSet(QStringLiteral("model")) ? p.value(QStringLiteral("model")).toStdString()
+                                            : default_model_dir();
+}
+
 }  // namespace
 
 int cmd_translate(const QStringList& args) {
@@ -51,7 +57,7 @@ int cmd_translate(const QStringList& args) {
                             QStringLiteral("[FILE...]"));
     p.addOptions({
         {{QStringLiteral("m"), QStringLiteral("model")},
-         QStringLiteral("Model directory."),
+         QStringLiteral("Model directory (default: the bundled demo model)."),
          QStringLiteral("DIR")},
         {{QStringLiteral("t"), QStringLiteral("to")},
          QStringLiteral("Target language (code or name)."),
@@ -82,10 +88,11 @@ int cmd_translate(const QStringList& args) {
         std::fputs(qPrintable(p.helpText()), stdout);
         return 0;
     }
-    if (!p.isSet(QStringLiteral("model")) || !p.isSet(QStringLiteral("to"))) {
-        std::fputs("mtdesk translate: --model DIR and --to LANG are required\n", stderr);
+    if (!p.isSet(QStringLiteral("to"))) {
+        std::fputs("mtdesk translate: --to LANG is required\n", stderr);
         return 2;
     }
+    const std::string model_dir = model_option(p);
 
     PromptRequest request;
     request.target = language_option(p, QStringLiteral("to"));
@@ -104,7 +111,7 @@ int cmd_translate(const QStringList& args) {
         else
             throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
     }
-    auto translator = Translator::open_cpu(p.value(QStringLiteral("model")).toStdString(), style);
+    auto translator = Translator::open_cpu(model_dir, style);
 
     TranslateOptions options;
     options.sampling = p.isSet(QStringLiteral("greedy")) ? SamplingParams::greedy_decoding()

@@ -126,6 +126,21 @@ class TestCli : public QObject {
         QCOMPARE(r.out, expected);
     }
 
+    // Without --model the bundled demo model translates, and it really translates.
+    void defaultsToTheDemoModel() {
+        Run r = run({"translate", "--to", "zh"}, "Open the file\n");
+        QCOMPARE(r.code, 0);
+        QCOMPARE(QString::fromUtf8(r.out), QStringLiteral("打开文件\n"));
+        r = run({"translate", "--to", "de", "--from", "en"}, "Could not connect to the server.\n");
+        QCOMPARE(r.code, 0);
+        QCOMPARE(QString::fromUtf8(r.out),
+                 QStringLiteral("Verbindung zum Server nicht möglich.\n"));
+        r = run({"models", "inspect", "--json"});
+        QCOMPARE(r.code, 0);
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o.value(QStringLiteral("parameters")).toDouble(), 29173248.0);
+    }
+
     void translateFiles() {
         QTemporaryDir dir;
         const QString good = dir.filePath("notes.txt");

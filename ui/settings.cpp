@@ -1,10 +1,9 @@
 #include "settings.h"
 
-#include <QCoreApplication>
-#include <QDir>
+#include "demo_model.h"
+
 #include <QFileInfo>
 #include <QLocale>
-#include <QStandardPaths>
 
 namespace mtdesk::ui {
 namespace {
@@ -27,8 +26,6 @@ const QString kTarget = QStringLiteral("ui/targetLanguage");
 const QString kLivePanel = QStringLiteral("ui/livePanel");
 const QString kGeometry = QStringLiteral("ui/geometry");
 const QString kState = QStringLiteral("ui/state");
-
-const QString kDemoModel = QStringLiteral("models/mtdesk-demo");
 
 bool is_model_dir(const QString& dir) {
     return !dir.isEmpty() && QFileInfo::exists(dir + QStringLiteral("/config.json"));
@@ -58,21 +55,7 @@ QString Settings::effectiveModelDirectory() const {
 }
 
 QString Settings::demoModelDirectory() {
-    QStringList candidates;
-    // Installed: <prefix>/bin/mtdesk -> <prefix>/share/mtdesk/models/mtdesk-demo
-    const QString bin = QCoreApplication::applicationDirPath();
-    if (!bin.isEmpty())
-        candidates << QDir(bin).filePath(QStringLiteral("../share/mtdesk/") + kDemoModel);
-    for (const QString& data :
-         QStandardPaths::standardLocations(QStandardPaths::GenericDataLocation))
-        candidates << QDir(data).filePath(QStringLiteral("mtdesk/") + kDemoModel);
-#ifdef MTDESK_SOURCE_DIR
-    // A build run from its tree.
-    candidates << QStringLiteral(MTDESK_SOURCE_DIR "/resources/") + kDemoModel;
-#endif
-    for (const QString& c : candidates)
-        if (is_model_dir(c)) return QDir::cleanPath(QFileInfo(c).absoluteFilePath());
-    return {};
+    return app::demo_model_directory();
 }
 
 SamplingMode Settings::samplingMode() const {
