@@ -1,0 +1,88 @@
+#pragma once
+// The interface between everything that wants translations (the window, the document job
+// queue, `mtdesk serve`) and whatever produces them: the CPU engine here, the CUDA engine with
+// continuous batching, or remote OpenAI-compatible servers. Callers submit segments from any
+// thread and get streamed text and one outcome per job through callbacks.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "mtdesk/translate/prompt.h"
+#include "mtdesk/translate/translator.h"
+
+namespace mtdesk {
+
+/// One segment to translate with its options.
+struct TranslationJob {
+    PromptRequest request;
+    TranslateOptions options;
+};
+
+/// How a job ended, with its figures.
+struct JobOutcome {
+    enum class Status { Done, Cancelled, Failed };
+    Status status = Status::Done;
+    std::string text;   ///< the cleaned translation (Done), or what was produced so far
+    std::string error;  ///< Failed: what went wrong, for the user
+    int prompt_tokens = 0;
+    int generated_tokens = 0;
+    double queued_ms = 0;  ///< submit → the engine starts the job
+    double ttft_ms = 0;    ///< start → first generated token
+    double total_ms = 0;   ///< start → end
+};
+
+/// Called on the engine's thread; they must not block for long and must not call back into
+/// the engine's submit/cancel while holding locks the engine thread could need.
+struct JobCallbacks {
+    /// Translated text as it is generated (complete UTF-8 pieces). Optional.
+    std::function<void(std::string_view piece)> on_text;
+    /// Exactly once per submitted job, also when it is cancelled or fails.
+    std::function<void(const JobOutcome& outcome)> on_done;
+};
+
+/// A snapshot for the live panel and `/health`. Optional figures are absent where the engine
+/// has no such thing (no VRAM on the CPU engine).
+struct EngineStatistics {
+    std::string device;  ///< "CPU", a GPU's name, or the servers
+    std::string tier;    ///< "fp32 (CPU)", "bf16", "int8", "int4", ...
+    std::optional<int64_t> vram_used_bytes, vram_total_bytes, vram_own_bytes;
+    int queue_depth = 0;  ///< jobs submitted and not started
+    int running = 0;      ///< jobs being decoded now (the batch size)
+    uint64_t finished = 0;
+};
+
+class TranslationEngine {
+  public:
+    virtual ~TranslationEngine() = default;
+
+    /// Queues a job and returns its id (> 0, unique for this engine). Thread-safe. A job that
+    /// cannot be translated (no target language, a segment too long for the model) ends with
+    /// Status::Failed through on_done, not with an exception.
+    virtual uint64_t submit(TranslationJob job, JobCallbacks callbacks) = 0;
+
+    /// Cancels a queued or running job: a queued one ends at once, a running one at its next
+    /// decode step; on_done is called with Status::Cancelled. Unknown or finished ids are
+    /// ignored. Thread-safe.
+    virtual void cancel(uint64_t id) = 0;
+
+    /// Jobs worth keeping submitted at once so that the engine's batching is fed (1 for the
+    /// CPU engine, the decode batch limit for the GPU engine, concurrency × servers remotely).
+    virtual int max_in_flight() const = 0;
+
+    /// Thread-safe snapshot.
+    virtual EngineStatistics statistics() const = 0;
+
+    /// The translator's tokenizer-level facts callers may need (prompt style, budget), or null
+    /// for engines without a local model.
+    virtual const Translator* translator() const noexcept = 0;
+};
+
+/// The CPU engine: one worker thread that runs `translator`'s jobs one at a time, oldest
+/// first. Destroying it cancels what is queued or running and joins the thread.
+std::unique_ptr<TranslationEngine> make_cpu_engine(std::unique_ptr<Translator> translator);
+
+}  // namespace mtdesk

@@ -1,0 +1,164 @@
+// The CPU TranslationEngine: same translations as the Translator itself, every job answered
+// exactly once (done, cancelled while queued or running, failed, or dropped at shutdown).
+
+#include <QTest>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translation_engine.h"
+
+using namespace mtdesk;
+
+namespace {
+
+const char* kDemo = MTDESK_DEMO_MODEL_DIR;
+
+TranslationJob job(const std::string& text, const char* to, int max_tokens = 256) {
+    TranslationJob j;
+    j.request.text = text;
+    j.request.source = find_language("en");
+    j.request.target = find_language(to);
+    j.options.sampling = SamplingParams::greedy_decoding();
+    j.options.max_new_tokens = max_tokens;
+    return j;
+}
+
+/// Collects outcomes by job id and lets a test wait for a count of them.
+struct Outcomes {
+    std::mutex m;
+    std::condition_variable cv;
+    std::map<uint64_t, std::vector<JobOutcome>> by_id;
+    std::map<uint64_t, std::string> streamed;
+    int count = 0;
+
+    JobCallbacks callbacks(const uint64_t* id) {
+        JobCallbacks c;
+        c.on_text = [this, id](std::string_view piece) {
+            std::lock_guard lock(m);
+            streamed[*id] += piece;
+        };
+        c.on_done = [this, id](const JobOutcome& o) {
+            std::lock_guard lock(m);
+            by_id[*id].push_back(o);
+            ++count;
+            cv.notify_all();
+        };
+        return c;
+    }
+    bool wait_for(int n, int seconds = 120) {
+        std::unique_lock lock(m);
+        return cv.wait_for(lock, std::chrono::seconds(seconds), [&] { return count >= n; });
+    }
+};
+
+}  // namespace
+
+class TestTranslationEngine : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void sameAsTranslator() {
+        auto reference = Translator::open_cpu(kDemo);
+        auto engine = make_cpu_engine(Translator::open_cpu(kDemo));
+        QCOMPARE(engine->max_in_flight(), 1);
+        QVERIFY(engine->translator() != nullptr);
+
+        const std::vector<std::pair<std::string, const char*>> inputs = {
+            {"Open the file", "zh"},
+            {"Could not connect to the server.", "de"},
+            {"Save changes before closing?", "fr"}};
+        Outcomes out;
+        std::vector<uint64_t> ids(inputs.size());
+        // The id is only known after submit returns; callbacks read it through a pointer that
+        // is set before the engine can finish (the job needs far longer than the assignment).
+        for (size_t i = 0; i < inputs.size(); ++i)
+            ids[i] = engine->submit(job(inputs[i].first, inputs[i].second), out.callbacks(&ids[i]));
+        QVERIFY(out.wait_for(3));
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            const TranslationJob j = job(inputs[i].first, inputs[i].second);
+            const std::string expected = reference->translate(j.request, j.options).text;
+            std::lock_guard lock(out.m);
+            QCOMPARE(out.by_id[ids[i]].size(), size_t(1));
+            const JobOutcome& o = out.by_id[ids[i]][0];
+            QCOMPARE(o.status, JobOutcome::Status::Done);
+            QCOMPARE(o.text, expected);
+            QVERIFY(o.prompt_tokens > 0);
+            QVERIFY(o.generated_tokens > 0);
+            QVERIFY(o.total_ms >= o.ttft_ms);
+            QVERIFY(!out.streamed[ids[i]].empty());
+        }
+        QCOMPARE(engine->statistics().finished, uint64_t(3));
+        QCOMPARE(engine->statistics().queue_depth, 0);
+    }
+
+    void cancelQueuedAndRunning() {
+        auto engine = make_cpu_engine(Translator::open_cpu(kDemo));
+        Outcomes out;
+        // A long job to keep the worker busy, then two queued behind it.
+        std::string long_text;
+        for (int i = 0; i < 12; ++i)
+            long_text += "Could not connect to the server. ";
+        uint64_t a = 0, b = 0, c = 0;
+        a = engine->submit(job(long_text, "de", 400), out.callbacks(&a));
+        b = engine->submit(job("Open the file", "zh"), out.callbacks(&b));
+        c = engine->submit(job("Close the window", "zh"), out.callbacks(&c));
+        engine->cancel(b);  // queued: ends at once
+        {
+            std::lock_guard lock(out.m);
+            QCOMPARE(out.by_id[b].size(), size_t(1));
+            QCOMPARE(out.by_id[b][0].status, JobOutcome::Status::Cancelled);
+        }
+        // Wait until the long job streams, then cancel it mid-way.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                std::lock_guard lock(out.m);
+                return !out.streamed[a].empty();
+            }(),
+            60000);
+        engine->cancel(a);
+        QVERIFY(out.wait_for(3));
+        std::lock_guard lock(out.m);
+        QCOMPARE(out.by_id[a].size(), size_t(1));
+        QCOMPARE(out.by_id[a][0].status, JobOutcome::Status::Cancelled);
+        QCOMPARE(out.by_id[c].size(), size_t(1));
+        QCOMPARE(out.by_id[c][0].status, JobOutcome::Status::Done);
+        QVERIFY(!out.by_id[c][0].text.empty());
+        engine->cancel(c);  // finished: ignored
+        engine->cancel(12345);
+    }
+
+    void failedJobIsAnsweredNotThrown() {
+        auto engine = make_cpu_engine(Translator::open_cpu(kDemo));
+        Outcomes out;
+        uint64_t id = 0;
+        TranslationJob j = job("Open the file", "zh");
+        j.request.target = nullptr;
+        id = engine->submit(std::move(j), out.callbacks(&id));
+        QVERIFY(out.wait_for(1));
+        std::lock_guard lock(out.m);
+        QCOMPARE(out.by_id[id][0].status, JobOutcome::Status::Failed);
+        QVERIFY(!out.by_id[id][0].error.empty());
+    }
+
+    void shutdownAnswersEveryJob() {
+        Outcomes out;
+        std::vector<uint64_t> ids(5);
+        {
+            auto engine = make_cpu_engine(Translator::open_cpu(kDemo));
+            for (auto& id : ids)
+                id = engine->submit(job("Open the file", "ja"), out.callbacks(&id));
+        }  // destroyed with jobs queued
+        QCOMPARE(out.count, 5);
+        for (uint64_t id : ids)
+            QCOMPARE(out.by_id[id].size(), size_t(1));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTranslationEngine)
+#include "test_translation_engine.moc"
