@@ -53,6 +53,7 @@ struct EngineStatistics {
     int queue_depth = 0;  ///< jobs submitted and not started
     int running = 0;      ///< jobs being decoded now (the batch size)
     uint64_t finished = 0;
+    uint64_t preempted = 0;  ///< sequences whose KV cache was taken back to make room
 };
 
 class TranslationEngine {

@@ -1,0 +1,610 @@
+// The batching TranslationEngine on one GPU: continuous batching over a paged KV cache.
+//
+// One engine thread owns the GPU. Each step it (1) takes new jobs and cancellations, (2) gives
+// every running sequence its next token slot (preempting the newest sequence when KV blocks
+// run out: its blocks are freed and it is re-queued to be prefilled again from its prompt and
+// the tokens it already generated, so nothing it produced is lost), (3) fills the rest of the
+// step's token budget with prefill chunks of waiting sequences, (4) runs one forward pass over
+// all of them and picks the next tokens on the GPU. A job whose segment is longer than the
+// model's source budget becomes several sequences (pieces cut at sentence boundaries, as
+// Translator::translate does), joined in order at the end. The design follows vLLM's
+// scheduler (Kwon et al. 2023) and Orca's iteration-level scheduling (Yu et al. 2022).
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "cuda/cuda_causal_lm.h"
+#include "cuda/cuda_model.h"
+#include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/error.h"
+#include "mtdesk/model/model_dir.h"
+#include "mtdesk/translate/segmenter.h"
+
+namespace mtdesk::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+struct Job;
+
+/// One prompt being generated: a whole segment, or one piece of a long one.
+struct Sequence {
+    Job* job = nullptr;
+    int piece = 0;
+    uint64_t order = 0;           ///< admission order; the largest is the newest (preempted first)
+    std::vector<int32_t> tokens;  ///< prompt, then generated ids
+    int prompt_len = 0;
+    int computed = 0;  ///< leading tokens whose keys/values are in the cache
+    std::vector<int32_t> blocks;
+    int max_new = 0;
+    std::unique_ptr<StreamingDecoder> decoder;
+    std::string raw;           ///< decoded text so far
+    std::size_t streamed = 0;  ///< bytes of raw already passed to on_text
+    bool done = false;
+    int generated() const { return static_cast<int>(tokens.size()) - prompt_len; }
+};
+
+struct Job {
+    uint64_t id = 0;
+    TranslationJob job;
+    JobCallbacks callbacks;
+    Clock::time_point submitted, started, first_token;
+    bool has_started = false, has_first = false;
+    std::vector<std::unique_ptr<Sequence>> pieces;
+    int cursor = 0;  ///< first piece not yet finished (streaming goes in piece order)
+    bool join_without_spaces = false;
+    int prompt_tokens = 0;
+};
+
+class CudaEngine final : public TranslationEngine {
+  public:
+    CudaEngine(const std::filesystem::path& dir, const CudaEngineOptions& options,
+               const LoadProgress& progress)
+        : options_(options) {
+        std::exception_ptr failure;
+        std::mutex m;
+        std::condition_variable cv;
+        bool ready = false;
+        thread_ = std::thread([&, dir] {
+            try {
+                load(dir, progress);
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            {
+                std::lock_guard lock(m);
+                ready = true;
+            }
+            cv.notify_one();
+            if (!failure) run();
+        });
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return ready; });
+        lock.unlock();
+        if (failure) {
+            thread_.join();
+            std::rethrow_exception(failure);
+        }
+    }
+
+    ~CudaEngine() override {
+        {
+            std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+
+    uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        auto j = std::make_unique<Job>();
+        j->job = std::move(job);
+        j->callbacks = std::move(callbacks);
+        j->submitted = Clock::now();
+        std::lock_guard lock(mutex_);
+        j->id = ++last_id_;
+        const uint64_t id = j->id;
+        inbox_.push_back(std::move(j));
+        ++queued_;
+        wake_.notify_one();
+        return id;
+    }
+
+    void cancel(uint64_t id) override {
+        std::lock_guard lock(mutex_);
+        cancels_.push_back(id);
+        wake_.notify_one();
+    }
+
+    int max_in_flight() const override { return options_.max_batch; }
+
+    EngineStatistics statistics() const override {
+        std::lock_guard lock(mutex_);
+        return stats_;
+    }
+
+    const Translator* translator() const noexcept override { return translator_.get(); }
+
+  private:
+    void load(const std::filesystem::path& dir, const LoadProgress& progress) {
+        ModelDir md = ModelDir::open(dir);
+        auto tokenizer = load_tokenizer(dir, md.config.vocab_size);
+        ChatTemplate chat = ChatTemplate::from_model_dir(dir);
+        check_chat_template(chat, *tokenizer, dir);
+        model_ = std::shared_ptr<CudaModel>(CudaModel::load(md, options_, progress));
+        translator_ =
+            std::make_unique<Translator>(make_cuda_causal_lm(model_), std::move(tokenizer), chat,
+                                         guess_prompt_style(dir), md.generation);
+        stats_.device = model_->device_name();
+        stats_.tier = std::string(tier_name(options_.tier));
+        refresh_memory();
+    }
+
+    void refresh_memory() {
+        std::size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) return;
+        const CudaMemory m = model_->memory();
+        std::lock_guard lock(mutex_);
+        stats_.vram_total_bytes = static_cast<int64_t>(total_b);
+        stats_.vram_used_bytes = static_cast<int64_t>(total_b - free_b);
+        stats_.vram_own_bytes = static_cast<int64_t>(m.weights + m.kv_cache + m.workspace);
+    }
+
+    // ---- the engine thread ----
+
+    void run() {
+        auto last_memory = Clock::now();
+        for (;;) {
+            std::deque<std::unique_ptr<Job>> arrived;
+            std::vector<uint64_t> cancels;
+            {
+                std::unique_lock lock(mutex_);
+                wake_.wait(lock, [&] {
+                    return stopping_ || !inbox_.empty() || !cancels_.empty() || !running_.empty() ||
+                           !waiting_.empty();
+                });
+                if (stopping_) break;
+                arrived.swap(inbox_);
+                cancels.swap(cancels_);
+            }
+            for (auto& j : arrived)
+                admit(std::move(j));
+            for (uint64_t id : cancels)
+                cancel_job(id);
+            if (!running_.empty() || !waiting_.empty()) step();
+            if (Clock::now() - last_memory > std::chrono::milliseconds(200)) {
+                refresh_memory();
+                last_memory = Clock::now();
+            }
+            publish();
+        }
+        // Shutdown: every job still known ends as cancelled, exactly once.
+        std::deque<std::unique_ptr<Job>> left;
+        {
+            std::lock_guard lock(mutex_);
+            left.swap(inbox_);
+        }
+        for (auto& j : left)
+            finish_cancelled(*j);
+        for (auto& [id, j] : jobs_)
+            finish_cancelled(*j);
+        jobs_.clear();
+    }
+
+    void publish() {
+        std::lock_guard lock(mutex_);
+        stats_.queue_depth = queued_;
+        stats_.running = static_cast<int>(running_.size());
+        stats_.finished = finished_;
+        stats_.preempted = preemptions_;
+    }
+
+    /// Builds a job's sequences; answers at once when it cannot be translated.
+    void admit(std::unique_ptr<Job> j) {
+        Job& job = *j;
+        try {
+            const PromptRequest& req = job.job.request;
+            if (!req.target) throw Error("no target language");
+            const Tokenizer& tok = translator_->tokenizer();
+            auto count = [&](std::string_view s) { return static_cast<int>(tok.encode(s).size()); };
+            const int budget = translator_->source_budget(req);
+            std::vector<std::string> texts;
+            if (count(req.text) <= budget) {
+                texts.push_back(req.text);
+            } else {
+                for (std::string_view piece : split_to_budget(req.text, budget, count)) {
+                    const auto b = piece.find_first_not_of(" \t");
+                    if (b == std::string_view::npos) continue;
+                    const auto e = piece.find_last_not_of(" \t");
+                    texts.emplace_back(piece.substr(b, e - b + 1));
+                }
+            }
+            job.join_without_spaces = is_chinese(*req.target) || req.target->code == "ja";
+            const int max_pos = model_->config().max_position_embeddings;
+            for (std::size_t i = 0; i < texts.size(); ++i) {
+                auto s = std::make_unique<Sequence>();
+                s->job = &job;
+                s->piece = static_cast<int>(i);
+                PromptRequest part = req;
+                part.text = texts[i];
+                s->tokens = translator_->encode_prompt(part);
+                s->prompt_len = static_cast<int>(s->tokens.size());
+                if (s->prompt_len >= max_pos)
+                    throw Error("the text is too long for this model: the prompt takes " +
+                                std::to_string(s->prompt_len) + " tokens, the model holds " +
+                                std::to_string(max_pos));
+                s->max_new = std::min({job.job.options.max_new_tokens, 4 * count(part.text) + 32,
+                                       max_pos - s->prompt_len});
+                s->decoder = std::make_unique<StreamingDecoder>(tok);
+                job.prompt_tokens += s->prompt_len;
+                job.pieces.push_back(std::move(s));
+            }
+            if (job.pieces.empty()) {  // blank text
+                finish_done(job);
+                return;
+            }
+        } catch (const std::exception& e) {
+            JobOutcome o;
+            o.status = JobOutcome::Status::Failed;
+            o.error = e.what();
+            o.queued_ms = ms_between(job.submitted, Clock::now());
+            dequeued(job);
+            deliver(job, o);
+            return;
+        }
+        for (auto& s : job.pieces)
+            waiting_.push_back(s.get());
+        jobs_[job.id] = std::move(j);
+    }
+
+    void dequeued(Job& job) {
+        if (job.has_started) return;
+        job.has_started = true;
+        job.started = Clock::now();
+        std::lock_guard lock(mutex_);
+        --queued_;
+    }
+
+    void release(Sequence& s) {
+        for (int b : s.blocks)
+            model_->free_block(b);
+        s.blocks.clear();
+        s.computed = 0;
+    }
+
+    void drop_sequences(Job& job) {
+        for (auto& s : job.pieces) {
+            release(*s);
+            running_.erase(std::remove(running_.begin(), running_.end(), s.get()), running_.end());
+            waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), s.get()), waiting_.end());
+        }
+    }
+
+    void cancel_job(uint64_t id) {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end()) return;  // unknown, finished, or failed at admission
+        std::unique_ptr<Job> job = std::move(it->second);
+        jobs_.erase(it);
+        drop_sequences(*job);
+        finish_cancelled(*job);
+    }
+
+    void finish_cancelled(Job& job) {
+        JobOutcome o;
+        o.status = JobOutcome::Status::Cancelled;
+        for (auto& s : job.pieces)
+            o.text += s->raw;
+        dequeued(job);
+        o.queued_ms = ms_between(job.submitted, job.started);
+        o.total_ms = ms_between(job.started, Clock::now());
+        deliver(job, o);
+    }
+
+    void finish_done(Job& job) {
+        JobOutcome o;
+        dequeued(job);
+        bool first = true;
+        for (auto& s : job.pieces) {
+            if (!first && !job.join_without_spaces) o.text += ' ';
+            first = false;
+            o.text += clean_translation_output(s->raw, job.job.request.formatted);
+            o.generated_tokens += s->generated();
+        }
+        o.prompt_tokens = job.prompt_tokens;
+        o.queued_ms = ms_between(job.submitted, job.started);
+        o.ttft_ms = job.has_first ? ms_between(job.started, job.first_token) : 0;
+        o.total_ms = ms_between(job.started, Clock::now());
+        deliver(job, o);
+    }
+
+    void deliver(Job& job, const JobOutcome& o) {
+        {
+            std::lock_guard lock(mutex_);
+            ++finished_;
+        }
+        if (job.callbacks.on_done) job.callbacks.on_done(o);
+    }
+
+    /// Passes on text in piece order: the cursor piece's new text, and when pieces finish,
+    /// what the following ones already produced.
+    void stream(Job& job) {
+        while (job.cursor < static_cast<int>(job.pieces.size())) {
+            Sequence& s = *job.pieces[job.cursor];
+            if (s.streamed < s.raw.size()) {
+                if (s.streamed == 0 && job.cursor > 0 && !job.join_without_spaces &&
+                    job.callbacks.on_text)
+                    job.callbacks.on_text(" ");
+                if (job.callbacks.on_text)
+                    job.callbacks.on_text(std::string_view(s.raw).substr(s.streamed));
+                s.streamed = s.raw.size();
+            }
+            if (!s.done) break;
+            ++job.cursor;
+        }
+    }
+
+    bool grow_blocks(Sequence& s, int positions) {
+        const int bs = options_.block_size;
+        while (static_cast<int>(s.blocks.size()) * bs < positions) {
+            const int b = model_->allocate_block();
+            if (b < 0) return false;
+            s.blocks.push_back(b);
+        }
+        return true;
+    }
+
+    /// Frees the newest running sequence's blocks and puts it back at the front of the queue.
+    void preempt(Sequence* victim) {
+        release(*victim);
+        running_.erase(std::remove(running_.begin(), running_.end(), victim), running_.end());
+        waiting_.push_front(victim);
+        ++preemptions_;
+    }
+
+    void step() {
+        const int budget = options_.max_step_tokens;
+        std::vector<Sequence*> batch;
+        std::vector<int> feed;  // tokens fed per batch entry
+        int used = 0;
+
+        // (2) Running sequences first, oldest first; each needs blocks for what it feeds.
+        std::sort(running_.begin(), running_.end(),
+                  [](const Sequence* a, const Sequence* b) { return a->order < b->order; });
+        for (std::size_t i = 0; i < running_.size() && used < budget;) {
+            Sequence* s = running_[i];
+            const int n = std::min(static_cast<int>(s->tokens.size()) - s->computed, budget - used);
+            if (!grow_blocks(*s, s->computed + n)) {
+                Sequence* victim = running_.back();
+                preempt(victim);
+                if (victim == s) continue;  // s itself was the newest; i now points past it
+                continue;                   // retry s with the freed blocks
+            }
+            batch.push_back(s);
+            feed.push_back(n);
+            used += n;
+            ++i;
+        }
+        // (3) Prefill chunks of waiting sequences, oldest first, while blocks and budget last.
+        while (!waiting_.empty() && used < budget &&
+               static_cast<int>(batch.size()) < options_.max_batch) {
+            Sequence* s = waiting_.front();
+            const int n = std::min(static_cast<int>(s->tokens.size()) - s->computed, budget - used);
+            if (!grow_blocks(*s, s->computed + n)) {
+                release(*s);
+                if (running_.empty() && batch.empty())
+                    fail_too_large(*s);  // even an empty cache cannot hold it
+                break;
+            }
+            waiting_.pop_front();
+            if (s->order == 0) s->order = ++admitted_;
+            dequeued(*s->job);
+            running_.push_back(s);
+            batch.push_back(s);
+            feed.push_back(n);
+            used += n;
+        }
+        if (batch.empty()) return;
+
+        std::vector<StepSequence> seqs(batch.size());
+        std::vector<std::size_t> sampled_rows;  // batch index of each logit row
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            Sequence& s = *batch[i];
+            seqs[i].tokens = std::span<const int32_t>(s.tokens).subspan(s.computed, feed[i]);
+            seqs[i].start = s.computed;
+            seqs[i].block_table = s.blocks;
+            const bool reaches_end = s.computed + feed[i] == static_cast<int>(s.tokens.size());
+            seqs[i].logits = reaches_end ? StepSequence::Logits::Last : StepSequence::Logits::None;
+            if (reaches_end) sampled_rows.push_back(i);
+        }
+        try {
+            model_->forward(seqs);
+        } catch (const std::exception& e) {
+            fail_batch(batch, e.what());
+            return;
+        }
+        for (std::size_t i = 0; i < batch.size(); ++i)
+            batch[i]->computed += feed[i];
+        if (sampled_rows.empty()) return;
+
+        std::vector<SampleParams> params(sampled_rows.size());
+        std::vector<std::span<const int32_t>> histories(sampled_rows.size());
+        for (std::size_t r = 0; r < sampled_rows.size(); ++r) {
+            Sequence& s = *batch[sampled_rows[r]];
+            const SamplingParams& sp = s.job->job.options.sampling;
+            SampleParams& p = params[r];
+            p.temperature = sp.greedy ? 0.0f : sp.temperature;
+            p.top_k = sp.top_k;
+            p.top_p = sp.top_p;
+            p.repetition_penalty = sp.repetition_penalty;
+            p.seed = sp.seed * 0x100000001B3ull + static_cast<uint64_t>(s.piece);
+            p.step = static_cast<uint64_t>(s.generated());
+            histories[r] = s.tokens;
+        }
+        std::vector<int32_t> ids;
+        try {
+            ids = model_->sample(params, histories, translator_->tokenizer().vocab_size());
+        } catch (const std::exception& e) {
+            fail_batch(batch, e.what());
+            return;
+        }
+        const auto& stops = translator_->stop_tokens();
+        const int max_pos = model_->config().max_position_embeddings;
+        std::vector<Job*> touched;
+        for (std::size_t r = 0; r < sampled_rows.size(); ++r) {
+            Sequence& s = *batch[sampled_rows[r]];
+            Job& job = *s.job;
+            if (!job.has_first) {
+                job.has_first = true;
+                job.first_token = Clock::now();
+            }
+            const int32_t id = ids[r];
+            const bool stop = std::find(stops.begin(), stops.end(), id) != stops.end();
+            if (!stop) {
+                s.tokens.push_back(id);
+                s.raw += s.decoder->push(id);
+            }
+            if (stop || s.generated() >= s.max_new ||
+                static_cast<int>(s.tokens.size()) >= max_pos) {
+                s.raw += s.decoder->finish();
+                s.done = true;
+                release(s);
+                running_.erase(std::remove(running_.begin(), running_.end(), &s), running_.end());
+            }
+            touched.push_back(&job);
+        }
+        std::sort(touched.begin(), touched.end());
+        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+        for (Job* job : touched) {
+            stream(*job);
+            const bool all_done = std::all_of(job->pieces.begin(), job->pieces.end(),
+                                              [](const auto& s) { return s->done; });
+            if (all_done) {
+                auto it = jobs_.find(job->id);
+                std::unique_ptr<Job> owned = std::move(it->second);
+                jobs_.erase(it);
+                finish_done(*owned);
+            }
+        }
+    }
+
+    void fail_too_large(Sequence& s) {
+        Job& job = *s.job;
+        auto it = jobs_.find(job.id);
+        std::unique_ptr<Job> owned = std::move(it->second);
+        jobs_.erase(it);
+        drop_sequences(job);
+        JobOutcome o;
+        o.status = JobOutcome::Status::Failed;
+        o.error = "the segment needs more KV cache (" + std::to_string(s.tokens.size()) +
+                  " positions) than the whole cache holds (" +
+                  std::to_string(static_cast<int64_t>(model_->num_blocks()) * options_.block_size) +
+                  "); raise the KV cache budget";
+        dequeued(job);
+        deliver(job, o);
+    }
+
+    void fail_batch(const std::vector<Sequence*>& batch, const std::string& message) {
+        std::vector<uint64_t> ids;
+        for (Sequence* s : batch)
+            ids.push_back(s->job->id);
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        for (uint64_t id : ids) {
+            auto it = jobs_.find(id);
+            if (it == jobs_.end()) continue;
+            std::unique_ptr<Job> job = std::move(it->second);
+            jobs_.erase(it);
+            drop_sequences(*job);
+            JobOutcome o;
+            o.status = JobOutcome::Status::Failed;
+            o.error = message;
+            dequeued(*job);
+            deliver(*job, o);
+        }
+    }
+
+    CudaEngineOptions options_;
+    std::shared_ptr<CudaModel> model_;
+    std::unique_ptr<Translator> translator_;
+    std::thread thread_;
+
+    // Shared with callers, under mutex_.
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::unique_ptr<Job>> inbox_;
+    std::vector<uint64_t> cancels_;
+    uint64_t last_id_ = 0;
+    int queued_ = 0;
+    uint64_t finished_ = 0;
+    bool stopping_ = false;
+    EngineStatistics stats_;
+
+    // Engine thread only.
+    std::map<uint64_t, std::unique_ptr<Job>> jobs_;
+    std::vector<Sequence*> running_;
+    std::deque<Sequence*> waiting_;
+    uint64_t admitted_ = 0;
+    uint64_t preemptions_ = 0;
+};
+
+}  // namespace
+
+std::vector<DeviceInfo> devices() {
+    std::vector<DeviceInfo> out;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return out;
+    }
+    for (int i = 0; i < count; ++i) {
+        cudaDeviceProp p{};
+        if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+        DeviceInfo d;
+        d.index = i;
+        d.name = p.name;
+        d.compute_capability = p.major * 10 + p.minor;
+        d.total_bytes = static_cast<int64_t>(p.totalGlobalMem);
+        std::size_t free_b = 0, total_b = 0;
+        if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+            d.free_bytes = static_cast<int64_t>(free_b);
+        out.push_back(d);
+    }
+    return out;
+}
+
+std::unique_ptr<TranslationEngine> make_cuda_engine(const std::filesystem::path& model_dir,
+                                                    const CudaEngineOptions& options,
+                                                    const LoadProgress& progress) {
+    return std::make_unique<CudaEngine>(model_dir, options, progress);
+}
+
+std::unique_ptr<CausalLM> load_cuda_causal_lm(const std::filesystem::path& model_dir,
+                                              const CudaEngineOptions& options) {
+    ModelDir md = ModelDir::open(model_dir);
+    return make_cuda_causal_lm(std::shared_ptr<CudaModel>(CudaModel::load(md, options)));
+}
+
+std::unique_ptr<Translator> open_cuda_translator(const std::filesystem::path& model_dir,
+                                                 const CudaEngineOptions& options) {
+    ModelDir md = ModelDir::open(model_dir);
+    auto tokenizer = load_tokenizer(model_dir, md.config.vocab_size);
+    ChatTemplate chat = ChatTemplate::from_model_dir(model_dir);
+    check_chat_template(chat, *tokenizer, model_dir);
+    auto model = make_cuda_causal_lm(std::shared_ptr<CudaModel>(CudaModel::load(md, options)));
+    return std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
+                                        guess_prompt_style(model_dir), md.generation);
+}
+
+}  // namespace mtdesk::cuda

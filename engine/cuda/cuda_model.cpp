@@ -1,0 +1,576 @@
+// CudaModel: weights, KV blocks and the batched forward step. The order of operations per layer
+// is the CPU decoder's (cpu/cpu_model.cpp), with Q/K/V and gate/up fused into one product each.
+
+#include "cuda/cuda_model.h"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "cpu/ops_cpu.h"
+#include "cuda/cuda_common.h"
+#include "cuda/linear_cuda.h"
+#include "mtdesk/error.h"
+
+namespace mtdesk::cuda {
+namespace {
+
+WeightFormat weight_format(Tier t) {
+    switch (t) {
+        case Tier::BF16:
+            return WeightFormat::BF16;
+        case Tier::FP16:
+            return WeightFormat::FP16;
+        case Tier::INT8:
+            return WeightFormat::INT8;
+        case Tier::INT4:
+            return WeightFormat::INT4;
+    }
+    return WeightFormat::BF16;
+}
+
+constexpr std::size_t kCublasWorkspace = 32u << 20;  // cuBLAS's own default on Hopper
+
+std::string mib(std::size_t bytes) {
+    return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
+/// Host fp32 values → device 16-bit buffer.
+template <typename T>
+DeviceBuffer upload_16(const std::vector<float>& v) {
+    std::vector<T> h(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        h[i] = T(v[i]);
+    DeviceBuffer d(h.size() * sizeof(T));
+    MTDESK_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
+/// The stream, cuBLAS handle and pinned staging buffer, released even when a constructor
+/// fails half-way (nothing may stay behind after a failed load).
+struct Handles {
+    cudaStream_t stream = nullptr;
+    cublasHandle_t cublas = nullptr;
+    int32_t* pinned = nullptr;
+    Handles() = default;
+    Handles(const Handles&) = delete;
+    Handles& operator=(const Handles&) = delete;
+    ~Handles() {
+        if (stream) cudaStreamSynchronize(stream);
+        if (cublas) cublasDestroy(cublas);
+        if (stream) cudaStreamDestroy(stream);
+        if (pinned) cudaFreeHost(pinned);
+    }
+};
+
+struct Layer {
+    DeviceBuffer input_norm, post_norm, q_norm, k_norm, qkv_bias, o_bias, gate_up_bias, down_bias;
+    DeviceLinear qkv, o, gate_up, down;
+};
+
+template <typename T>
+class CudaModelImpl final : public CudaModel {
+  public:
+    CudaModelImpl(const ModelDir& dir, const CudaEngineOptions& options,
+                  const LoadProgress& progress)
+        : config_(dir.config), options_(options) {
+        MTDESK_CUDA_CHECK(cudaSetDevice(options.device));
+        cudaDeviceProp prop{};
+        MTDESK_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
+        device_name_ = prop.name;
+        check_fits();
+        MTDESK_CUDA_CHECK(cudaStreamCreateWithFlags(&handles_.stream, cudaStreamNonBlocking));
+        stream_ = handles_.stream;
+        if (cublasCreate(&handles_.cublas) != CUBLAS_STATUS_SUCCESS)
+            throw Error("cuBLAS: cublasCreate failed");
+        cublas_ = handles_.cublas;
+        cublasSetStream(cublas_, stream_);
+        load_weights(dir, progress);
+        allocate_kv();
+        allocate_workspace();
+    }
+
+    ~CudaModelImpl() override {
+        if (stream_) cudaStreamSynchronize(stream_);
+    }
+
+    const ModelConfig& config() const noexcept override { return config_; }
+    const CudaEngineOptions& options() const noexcept override { return options_; }
+    CudaMemory memory() const noexcept override { return memory_; }
+    std::string device_name() const override { return device_name_; }
+
+    int num_blocks() const noexcept override { return num_blocks_; }
+    int free_blocks() const noexcept override { return static_cast<int>(free_.size()); }
+    int allocate_block() override {
+        if (free_.empty()) return -1;
+        const int b = free_.back();
+        free_.pop_back();
+        return b;
+    }
+    void free_block(int block) override { free_.push_back(block); }
+    int max_blocks_per_sequence() const noexcept override { return max_blocks_per_seq_; }
+
+    int forward(std::span<const StepSequence> seqs) override {
+        const ModelConfig& c = config_;
+        int total = 0, rows = 0;
+        for (const StepSequence& s : seqs) {
+            total += static_cast<int>(s.tokens.size());
+            rows += s.logits == StepSequence::Logits::All    ? static_cast<int>(s.tokens.size())
+                    : s.logits == StepSequence::Logits::Last ? 1
+                                                             : 0;
+        }
+        if (total == 0) throw Error("CudaModel::forward: no tokens");
+        if (total > options_.max_step_tokens)
+            throw Error("CudaModel::forward: " + std::to_string(total) +
+                        " tokens in one step, the limit is " +
+                        std::to_string(options_.max_step_tokens));
+        if (static_cast<int>(seqs.size()) > max_seqs_)
+            throw Error("CudaModel::forward: more sequences than the batch limit");
+
+        // Step metadata, packed into one host buffer and copied with one transfer:
+        // tokens | positions | slots | token_seq | logit_rows | block_tables
+        const int mb = max_blocks_per_seq_;
+        const std::size_t ints =
+            4 * static_cast<std::size_t>(total) + rows + seqs.size() * static_cast<std::size_t>(mb);
+        if (ints > meta_capacity_) throw Error("CudaModel::forward: step metadata too large");
+        int32_t* tokens = pinned_;
+        int32_t* positions = tokens + total;
+        int32_t* slots = positions + total;
+        int32_t* token_seq = slots + total;
+        int32_t* logit_rows = token_seq + total;
+        int32_t* tables = logit_rows + rows;
+        int t = 0, r = 0;
+        for (std::size_t s = 0; s < seqs.size(); ++s) {
+            const StepSequence& q = seqs[s];
+            const int n = static_cast<int>(q.tokens.size());
+            const int needed_blocks = (q.start + n + options_.block_size - 1) / options_.block_size;
+            if (static_cast<int>(q.block_table.size()) < needed_blocks || needed_blocks > mb)
+                throw Error("CudaModel::forward: block table of " +
+                            std::to_string(q.block_table.size()) + " blocks for " +
+                            std::to_string(q.start + n) + " positions");
+            std::fill(tables + s * mb, tables + (s + 1) * mb, 0);
+            std::copy(q.block_table.begin(), q.block_table.begin() + needed_blocks,
+                      tables + s * mb);
+            for (int i = 0; i < n; ++i, ++t) {
+                const int32_t id = q.tokens[i];
+                if (id < 0 || id >= c.vocab_size)
+                    throw Error("token id " + std::to_string(id) + " outside the vocabulary (" +
+                                std::to_string(c.vocab_size) + ")");
+                const int pos = q.start + i;
+                if (pos >= c.max_position_embeddings)
+                    throw Error("position " + std::to_string(pos) + " beyond the model's " +
+                                std::to_string(c.max_position_embeddings));
+                tokens[t] = id;
+                positions[t] = pos;
+                slots[t] = q.block_table[pos / options_.block_size] * options_.block_size +
+                           pos % options_.block_size;
+                token_seq[t] = static_cast<int32_t>(s);
+                if (q.logits == StepSequence::Logits::All ||
+                    (q.logits == StepSequence::Logits::Last && i == n - 1))
+                    logit_rows[r++] = t;
+            }
+        }
+        int32_t* dmeta = meta_.as<int32_t>();
+        MTDESK_CUDA_CHECK(cudaMemcpyAsync(dmeta, pinned_, ints * sizeof(int32_t),
+                                          cudaMemcpyHostToDevice, stream_));
+        const int32_t* d_tokens = dmeta;
+        const int32_t* d_positions = d_tokens + total;
+        const int32_t* d_slots = d_positions + total;
+        const int32_t* d_token_seq = d_slots + total;
+        const int32_t* d_logit_rows = d_token_seq + total;
+        const int32_t* d_tables = d_logit_rows + rows;
+
+        const int hidden = c.hidden_size, inter = c.intermediate_size, hd = c.head_dim;
+        const int heads = c.num_heads, kvh = c.num_kv_heads;
+        const float eps = c.rms_norm_eps;
+        T* x = x_.as<T>();
+        T* h = h_.as<T>();
+        T* qkv = qkv_.as<T>();
+        T* attn = attn_.as<T>();
+        T* tmp = tmp_.as<T>();
+        T* gu = gu_.as<T>();
+        T* act = act_.as<T>();
+        const QkNorm norm = !c.qk_norm             ? QkNorm::None
+                            : c.qk_norm_after_rope ? QkNorm::AfterRope
+                                                   : QkNorm::BeforeRope;
+        const std::size_t layer_elems =
+            static_cast<std::size_t>(num_blocks_) * options_.block_size * kvh * hd;
+
+        embedding<T>(embed_.as<T>(), hidden, d_tokens, total, x, stream_);
+        if (!layers_.empty())
+            rms_norm<T>(x, layers_[0].input_norm.as<T>(), h, total, hidden, eps, stream_);
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            Layer& L = layers_[l];
+            T* k_cache = kv_.as<T>() + (2 * l) * layer_elems;
+            T* v_cache = kv_.as<T>() + (2 * l + 1) * layer_elems;
+            linear<T>(L.qkv, h, qkv, total, ctx_, stream_);
+            qkv_rope_cache<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(), norm,
+                              eps, cos_.as<float>(), sin_.as<float>(), d_positions, d_slots,
+                              k_cache, v_cache, total, heads, kvh, hd, stream_);
+            paged_attention<T>(qkv, static_cast<int64_t>(heads + 2 * kvh) * hd, k_cache, v_cache,
+                               d_tables, mb, d_token_seq, d_positions, attn, total, heads, kvh, hd,
+                               options_.block_size, attn_scale_, stream_);
+            linear<T>(L.o, attn, tmp, total, ctx_, stream_);
+            if (L.o_bias.get()) add_bias<T>(tmp, L.o_bias.as<T>(), total, hidden, stream_);
+            add_rms_norm<T>(x, tmp, L.post_norm.as<T>(), h, total, hidden, eps, stream_);
+            linear<T>(L.gate_up, h, gu, total, ctx_, stream_);
+            if (L.gate_up_bias.get())
+                add_bias<T>(gu, L.gate_up_bias.as<T>(), total, 2 * inter, stream_);
+            swiglu<T>(gu, act, total, inter, stream_);
+            linear<T>(L.down, act, tmp, total, ctx_, stream_);
+            if (L.down_bias.get()) add_bias<T>(tmp, L.down_bias.as<T>(), total, hidden, stream_);
+            const T* next =
+                l + 1 < layers_.size() ? layers_[l + 1].input_norm.as<T>() : final_norm_.as<T>();
+            add_rms_norm<T>(x, tmp, next, h, total, hidden, eps, stream_);
+        }
+        if (layers_.empty()) rms_norm<T>(x, final_norm_.as<T>(), h, total, hidden, eps, stream_);
+
+        // Logits of the requested rows, in slices of the logits buffer's capacity.
+        logit_rows_ = rows;
+        if (rows > max_logit_rows_) {
+            all_logits_host_.assign(static_cast<std::size_t>(rows) * c.vocab_size, 0.0f);
+            for (int s = 0; s < rows; s += max_logit_rows_) {
+                const int n = std::min(max_logit_rows_, rows - s);
+                lm_head_rows(h, d_logit_rows + s, n);
+                copy_logits(all_logits_host_.data() + static_cast<std::size_t>(s) * c.vocab_size,
+                            n);
+            }
+            logits_on_host_ = true;
+        } else {
+            lm_head_rows(h, d_logit_rows, rows);
+            logits_on_host_ = false;
+        }
+        return rows;
+    }
+
+    void logits_to_host(std::vector<float>& out) override {
+        const std::size_t n = static_cast<std::size_t>(logit_rows_) * config_.vocab_size;
+        if (logits_on_host_) {
+            out.assign(all_logits_host_.begin(), all_logits_host_.begin() + n);
+            return;
+        }
+        out.resize(n);
+        copy_logits(out.data(), logit_rows_);
+    }
+
+    std::vector<int32_t> sample(std::span<const SampleParams> params,
+                                std::span<const std::span<const int32_t>> histories,
+                                int vocab_limit) override {
+        const int rows = static_cast<int>(params.size());
+        if (rows != logit_rows_ || logits_on_host_)
+            throw Error("CudaModel::sample: one parameter set per logit row of the last step");
+        const int vocab = std::clamp(vocab_limit, 1, config_.vocab_size);
+        // params | offsets | ids, one transfer.
+        std::vector<int32_t> offsets(rows + 1, 0);
+        for (int i = 0; i < rows; ++i)
+            offsets[i + 1] =
+                offsets[i] +
+                (params[i].repetition_penalty != 1.0f ? static_cast<int>(histories[i].size()) : 0);
+        const std::size_t param_bytes = rows * sizeof(SampleParams);
+        const std::size_t bytes = param_bytes + (rows + 1 + offsets[rows]) * sizeof(int32_t);
+        if (bytes > sample_meta_.bytes())
+            throw Error("CudaModel::sample: histories longer than the model's positions");
+        std::vector<char> host(bytes);
+        std::memcpy(host.data(), params.data(), param_bytes);
+        auto* hoff = reinterpret_cast<int32_t*>(host.data() + param_bytes);
+        std::copy(offsets.begin(), offsets.end(), hoff);
+        int32_t* hids = hoff + rows + 1;
+        for (int i = 0; i < rows; ++i)
+            if (params[i].repetition_penalty != 1.0f)
+                std::copy(histories[i].begin(), histories[i].end(), hids + offsets[i]);
+        MTDESK_CUDA_CHECK(cudaMemcpyAsync(sample_meta_.get(), host.data(), bytes,
+                                          cudaMemcpyHostToDevice, stream_));
+        const auto* dparams = sample_meta_.as<SampleParams>();
+        const auto* doff = reinterpret_cast<const int32_t*>(sample_meta_.as<char>() + param_bytes);
+        sample_tokens<T>(logits_.as<T>(), config_.vocab_size, vocab, rows, dparams, doff,
+                         doff + rows + 1, sample_scratch_.as<float>(), sampled_.as<int32_t>(),
+                         stream_);
+        std::vector<int32_t> ids(rows);
+        MTDESK_CUDA_CHECK(cudaMemcpyAsync(ids.data(), sampled_.get(), rows * sizeof(int32_t),
+                                          cudaMemcpyDeviceToHost, stream_));
+        MTDESK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        return ids;
+    }
+
+  private:
+    void check_fits() {
+        std::size_t free_bytes = 0, total_bytes = 0;
+        MTDESK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        const MemoryEstimate need =
+            estimate_memory(config_, options_.tier, static_cast<std::size_t>(options_.kv_tokens),
+                            options_.max_batch);
+        if (need.total() <= free_bytes) return;
+        std::string fits;
+        for (Tier t : all_tiers()) {
+            const MemoryEstimate e = estimate_memory(
+                config_, t, static_cast<std::size_t>(options_.kv_tokens), options_.max_batch);
+            if (e.total() <= free_bytes)
+                fits += (fits.empty() ? "" : ", ") + std::string(tier_name(t)) + " (" +
+                        mib(e.total()) + ")";
+        }
+        throw Error("the " + std::string(tier_name(options_.tier)) + " tier needs " +
+                    mib(need.total()) + " (weights " + mib(need.weights) + ", KV cache " +
+                    mib(need.kv_cache) + " for " + std::to_string(options_.kv_tokens) +
+                    " tokens, workspace " + mib(need.workspace) + ") but " + device_name_ +
+                    " has " + mib(free_bytes) + " free of " + mib(total_bytes) + "; " +
+                    (fits.empty() ? std::string("no tier fits: lower the KV cache budget")
+                                  : "tiers that fit: " + fits));
+    }
+
+    std::vector<float> host(const TensorSet& ts, const std::string& name) {
+        return ts.at(name).to_fp32();
+    }
+
+    DeviceBuffer norm(const TensorSet& ts, const std::string& name) {
+        DeviceBuffer b = upload_16<T>(host(ts, name));
+        memory_.weights += b.bytes();
+        return b;
+    }
+
+    DeviceLinear linear_of(const std::vector<const std::vector<float>*>& parts, int k) {
+        std::vector<float> w;
+        int n = 0;
+        for (const auto* p : parts) {
+            w.insert(w.end(), p->begin(), p->end());
+            n += static_cast<int>(p->size() / k);
+        }
+        DeviceLinear d = DeviceLinear::upload(w, n, k, weight_format(options_.tier));
+        memory_.weights += d.device_bytes();
+        return d;
+    }
+
+    DeviceBuffer bias_of(const TensorSet& ts, const std::vector<std::string>& names) {
+        std::vector<float> b;
+        for (const auto& n : names) {
+            const std::vector<float> v = host(ts, n);
+            b.insert(b.end(), v.begin(), v.end());
+        }
+        DeviceBuffer d = upload_16<T>(b);
+        memory_.weights += d.bytes();
+        return d;
+    }
+
+    void load_weights(const ModelDir& dir, const LoadProgress& progress) {
+        const TensorSet& ts = *dir.tensors;
+        const ModelConfig& c = config_;
+        const int hidden = c.hidden_size, inter = c.intermediate_size;
+        const int steps = c.num_layers + 2;
+        if (progress) progress(0, steps, "embeddings");
+        const std::vector<float> embed = host(ts, "model.embed_tokens.weight");
+        embed_ = upload_16<T>(embed);
+        memory_.weights += embed_.bytes();
+        final_norm_ = norm(ts, "model.norm.weight");
+        for (int i = 0; i < c.num_layers; ++i) {
+            if (progress) progress(i + 1, steps, "layer " + std::to_string(i + 1));
+            const std::string p = "model.layers." + std::to_string(i) + ".";
+            Layer L;
+            L.input_norm = norm(ts, p + "input_layernorm.weight");
+            L.post_norm = norm(ts, p + "post_attention_layernorm.weight");
+            const auto wq = host(ts, p + "self_attn.q_proj.weight");
+            const auto wk = host(ts, p + "self_attn.k_proj.weight");
+            const auto wv = host(ts, p + "self_attn.v_proj.weight");
+            L.qkv = linear_of({&wq, &wk, &wv}, hidden);
+            const auto wo = host(ts, p + "self_attn.o_proj.weight");
+            L.o = linear_of({&wo}, c.num_heads * c.head_dim);
+            if (c.attention_bias)
+                L.qkv_bias = bias_of(ts, {p + "self_attn.q_proj.bias", p + "self_attn.k_proj.bias",
+                                          p + "self_attn.v_proj.bias"});
+            if (c.attention_out_bias) L.o_bias = bias_of(ts, {p + "self_attn.o_proj.bias"});
+            if (c.qk_norm) {
+                const bool hy = ts.find(p + "self_attn.query_layernorm.weight") != nullptr;
+                L.q_norm = norm(
+                    ts, p + (hy ? "self_attn.query_layernorm.weight" : "self_attn.q_norm.weight"));
+                L.k_norm = norm(
+                    ts, p + (hy ? "self_attn.key_layernorm.weight" : "self_attn.k_norm.weight"));
+            }
+            const auto wg = host(ts, p + "mlp.gate_proj.weight");
+            const auto wu = host(ts, p + "mlp.up_proj.weight");
+            L.gate_up = linear_of({&wg, &wu}, hidden);
+            const auto wd = host(ts, p + "mlp.down_proj.weight");
+            L.down = linear_of({&wd}, inter);
+            if (c.mlp_bias) {
+                L.gate_up_bias = bias_of(ts, {p + "mlp.gate_proj.bias", p + "mlp.up_proj.bias"});
+                L.down_bias = bias_of(ts, {p + "mlp.down_proj.bias"});
+            }
+            layers_.push_back(std::move(L));
+        }
+        if (progress) progress(steps - 1, steps, "output layer");
+        if (c.tie_word_embeddings && ts.find("lm_head.weight") == nullptr)
+            lm_head_ = linear_of({&embed}, hidden);
+        else {
+            const auto w = host(ts, "lm_head.weight");
+            lm_head_ = linear_of({&w}, hidden);
+        }
+
+        // RoPE tables for every position, computed by the CPU reference code.
+        const cpu::RopeFrequencies freqs = cpu::rope_frequencies(c);
+        const std::size_t half = c.head_dim / 2;
+        std::vector<float> cs(c.max_position_embeddings * half), sn(cs.size());
+        cpu::rope_cos_sin(freqs, 0, c.max_position_embeddings, cs.data(), sn.data());
+        cos_.allocate(cs.size() * sizeof(float));
+        sin_.allocate(sn.size() * sizeof(float));
+        MTDESK_CUDA_CHECK(cudaMemcpy(cos_.get(), cs.data(), cs.size() * 4, cudaMemcpyHostToDevice));
+        MTDESK_CUDA_CHECK(cudaMemcpy(sin_.get(), sn.data(), sn.size() * 4, cudaMemcpyHostToDevice));
+        memory_.workspace += cos_.bytes() + sin_.bytes();
+        attn_scale_ = static_cast<float>(std::pow(static_cast<double>(c.head_dim), -0.5));
+        if (progress) progress(steps, steps, "done");
+    }
+
+    void allocate_kv() {
+        const ModelConfig& c = config_;
+        num_blocks_ =
+            static_cast<int>((options_.kv_tokens + options_.block_size - 1) / options_.block_size);
+        max_blocks_per_seq_ =
+            std::min(num_blocks_,
+                     (c.max_position_embeddings + options_.block_size - 1) / options_.block_size);
+        const std::size_t bytes = 2ull * c.num_layers * num_blocks_ * options_.block_size *
+                                  c.num_kv_heads * c.head_dim * sizeof(T);
+        kv_.allocate(bytes);
+        memory_.kv_cache = bytes;
+        free_.clear();
+        for (int b = num_blocks_ - 1; b >= 0; --b)
+            free_.push_back(b);
+    }
+
+    void allocate_workspace() {
+        const ModelConfig& c = config_;
+        const std::size_t tmax = options_.max_step_tokens;
+        const std::size_t hidden = c.hidden_size, inter = c.intermediate_size;
+        const std::size_t qkv_w =
+            static_cast<std::size_t>(c.num_heads + 2 * c.num_kv_heads) * c.head_dim;
+        const std::size_t attn_w = static_cast<std::size_t>(c.num_heads) * c.head_dim;
+        auto alloc = [&](DeviceBuffer& b, std::size_t bytes) {
+            b.allocate(bytes);
+            memory_.workspace += bytes;
+        };
+        alloc(x_, tmax * hidden * sizeof(T));
+        alloc(h_, tmax * hidden * sizeof(T));
+        alloc(tmp_, tmax * std::max(hidden, attn_w) * sizeof(T));
+        alloc(qkv_, tmax * qkv_w * sizeof(T));
+        alloc(attn_, tmax * attn_w * sizeof(T));
+        alloc(gu_, tmax * 2 * inter * sizeof(T));
+        alloc(act_, tmax * inter * sizeof(T));
+        max_seqs_ = std::max(1, options_.max_batch);
+        max_logit_rows_ = max_seqs_;
+        alloc(rows_, static_cast<std::size_t>(max_logit_rows_) * hidden * sizeof(T));
+        alloc(logits_, static_cast<std::size_t>(max_logit_rows_) * c.vocab_size * sizeof(T));
+        alloc(logits_f32_,
+              static_cast<std::size_t>(max_logit_rows_) * c.vocab_size * sizeof(float));
+        alloc(sample_scratch_,
+              static_cast<std::size_t>(max_logit_rows_) * c.vocab_size * sizeof(float));
+        alloc(sampled_, static_cast<std::size_t>(max_logit_rows_) * sizeof(int32_t));
+        meta_capacity_ = 4 * tmax + std::max<std::size_t>(tmax, max_logit_rows_) +
+                         static_cast<std::size_t>(max_seqs_) * max_blocks_per_seq_;
+        alloc(meta_, meta_capacity_ * sizeof(int32_t));
+        MTDESK_CUDA_CHECK(cudaMallocHost(&handles_.pinned, meta_capacity_ * sizeof(int32_t)));
+        pinned_ = handles_.pinned;
+        const std::size_t ws = workspace_for_linears();
+        alloc(linear_ws_, ws);
+        // cuBLAS gets its workspace from us, so that it allocates nothing later (memory stays
+        // flat while serving; CUDA graph capture needs it too).
+        alloc(cublas_ws_, kCublasWorkspace);
+        if (cublasSetWorkspace(cublas_, cublas_ws_.get(), kCublasWorkspace) !=
+            CUBLAS_STATUS_SUCCESS)
+            throw Error("cuBLAS: cublasSetWorkspace failed");
+        // The sampler's parameters and histories, sized for a full batch of full sequences.
+        alloc(sample_meta_,
+              static_cast<std::size_t>(max_logit_rows_) *
+                      (sizeof(SampleParams) + sizeof(int32_t) * (c.max_position_embeddings + 1)) +
+                  sizeof(int32_t));
+        ctx_ = LinearContext(cublas_, linear_ws_.get(), ws);
+    }
+
+    /// Scratch of the linear layers: split-K partial sums for decode steps, and in INT tiers
+    /// the largest layer's dequantised weight for prefill (the output layer, larger still,
+    /// is dequantised in tiles of this size).
+    std::size_t workspace_for_linears() const {
+        std::size_t ws = linear_workspace_bytes(lm_head_, 1);
+        for (const Layer& L : layers_)
+            for (const DeviceLinear* w : {&L.qkv, &L.o, &L.gate_up, &L.down}) {
+                ws = std::max(ws, linear_workspace_bytes(*w, 1));
+                ws = std::max(ws, linear_workspace_bytes(*w, options_.max_step_tokens));
+            }
+        return std::max<std::size_t>(ws, 256);
+    }
+
+    void lm_head_rows(const T* h, const int32_t* rows, int n) {
+        gather_rows<T>(h, rows, rows_.as<T>(), n, config_.hidden_size, stream_);
+        linear<T>(lm_head_, rows_.as<T>(), logits_.as<T>(), n, ctx_, stream_);
+    }
+
+    void copy_logits(float* out, int n) {
+        const int64_t count = static_cast<int64_t>(n) * config_.vocab_size;
+        to_float<T>(logits_.as<T>(), logits_f32_.as<float>(), count, stream_);
+        MTDESK_CUDA_CHECK(cudaMemcpyAsync(out, logits_f32_.get(), count * sizeof(float),
+                                          cudaMemcpyDeviceToHost, stream_));
+        MTDESK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+
+    ModelConfig config_;
+    CudaEngineOptions options_;
+    std::string device_name_;
+    CudaMemory memory_;
+    // Declared first among the device resources so that it is destroyed last.
+    Handles handles_;
+    cudaStream_t stream_ = nullptr;
+    cublasHandle_t cublas_ = nullptr;
+    LinearContext ctx_;
+
+    DeviceBuffer embed_, final_norm_, cos_, sin_;
+    std::vector<Layer> layers_;
+    DeviceLinear lm_head_;
+    float attn_scale_ = 1.0f;
+
+    DeviceBuffer kv_;
+    int num_blocks_ = 0, max_blocks_per_seq_ = 0;
+    std::vector<int> free_;
+
+    DeviceBuffer x_, h_, tmp_, qkv_, attn_, gu_, act_, rows_, logits_, logits_f32_, sample_scratch_,
+        sampled_, meta_, linear_ws_, cublas_ws_, sample_meta_;
+    int32_t* pinned_ = nullptr;
+    std::size_t meta_capacity_ = 0;
+    int max_seqs_ = 1, max_logit_rows_ = 1, logit_rows_ = 0;
+    bool logits_on_host_ = false;
+    std::vector<float> all_logits_host_;
+};
+
+}  // namespace
+
+std::unique_ptr<CudaModel> CudaModel::load(const ModelDir& dir, const CudaEngineOptions& options,
+                                           const LoadProgress& progress) {
+    if (!dir.tensors) throw Error("CudaModel::load: model directory has no tensors");
+    const ModelConfig& c = dir.config;
+    if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0)
+        throw Error(
+            "CudaModel::load: num_attention_heads must be a multiple of "
+            "num_key_value_heads");
+    if (options.block_size <= 0 || options.kv_tokens <= 0 || options.max_batch <= 0 ||
+        options.max_step_tokens <= 0)
+        throw Error(
+            "CUDA engine options: block size, KV tokens, batch and step tokens must be "
+            "positive");
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        throw UnsupportedError(dir.path.string(), "no CUDA device is available");
+    }
+    if (options.device < 0 || options.device >= count)
+        throw Error("CUDA device " + std::to_string(options.device) + " does not exist (" +
+                    std::to_string(count) + " present)");
+    // FP16 tier, and GPUs before Ampere (no bf16 arithmetic): fp16 activations.
+    cudaDeviceProp prop{};
+    MTDESK_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
+    const bool fp16 = options.tier == Tier::FP16 || prop.major < 8;
+    if (options.tier == Tier::BF16 && prop.major < 8)
+        throw UnsupportedError(dir.path.string(), std::string(prop.name) +
+                                                      " has no bf16 arithmetic; use the fp16, "
+                                                      "int8 or int4 tier");
+    if (fp16) return std::make_unique<CudaModelImpl<__half>>(dir, options, progress);
+    return std::make_unique<CudaModelImpl<__nv_bfloat16>>(dir, options, progress);
+}
+
+}  // namespace mtdesk::cuda

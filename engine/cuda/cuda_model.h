@@ -1,0 +1,76 @@
+#pragma once
+// The decoder on one GPU with a paged KV cache: weights in a precision tier, a pool of KV
+// blocks, and a step function that runs any mix of prefill chunks and decode tokens of many
+// sequences at once (the flattened "varlen" batch of vLLM), then picks each sequence's next
+// token on the GPU. Owned and used by one thread (the engine thread).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuda/ops_cuda.h"
+#include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/model/model_dir.h"
+
+namespace mtdesk::cuda {
+
+/// One sequence's part of a step.
+struct StepSequence {
+    std::span<const int32_t> tokens;       ///< new tokens, at positions start .. start + n - 1
+    int start = 0;                         ///< positions already in the KV cache
+    std::span<const int32_t> block_table;  ///< KV blocks covering 0 .. start + n - 1
+    enum class Logits { None, Last, All } logits = Logits::Last;
+};
+
+/// Memory of a loaded model, bytes.
+struct CudaMemory {
+    std::size_t weights = 0, kv_cache = 0, workspace = 0;
+};
+
+class CudaModel {
+  public:
+    virtual ~CudaModel() = default;
+
+    /// Loads `dir` onto options.device. Throws as make_cuda_engine documents.
+    static std::unique_ptr<CudaModel> load(const ModelDir& dir, const CudaEngineOptions& options,
+                                           const LoadProgress& progress = {});
+
+    virtual const ModelConfig& config() const noexcept = 0;
+    virtual const CudaEngineOptions& options() const noexcept = 0;
+    virtual CudaMemory memory() const noexcept = 0;
+    virtual std::string device_name() const = 0;
+
+    // ---- KV blocks ----
+    virtual int num_blocks() const noexcept = 0;
+    virtual int free_blocks() const noexcept = 0;
+    /// A free block's id, or -1 when none is left.
+    virtual int allocate_block() = 0;
+    virtual void free_block(int block) = 0;
+    /// Blocks one sequence can hold at most (max_position_embeddings / block_size, rounded up).
+    virtual int max_blocks_per_sequence() const noexcept = 0;
+
+    /// Runs one step over `seqs` (total new tokens <= options().max_step_tokens, sequences <=
+    /// options().max_batch unless only one sequence with Logits::All is given). Writes the new
+    /// tokens' keys/values into their blocks and leaves the logits of the requested rows on the
+    /// device, in order of the sequences (All: every token of that sequence). Returns the
+    /// number of logit rows. Throws Error for ids outside the vocabulary or a block table too
+    /// short for the positions.
+    virtual int forward(std::span<const StepSequence> seqs) = 0;
+
+    /// Copies the logits of the last forward() to the host as fp32 [rows, vocab_size].
+    virtual void logits_to_host(std::vector<float>& out) = 0;
+
+    /// Picks one token per logit row of the last forward() (rows = params.size()), on the GPU;
+    /// histories[i] are row i's previous ids (for the repetition penalty; may be empty when
+    /// its penalty is 1). Ids >= vocab_limit are never chosen. Blocks until the ids are on the
+    /// host.
+    virtual std::vector<int32_t> sample(std::span<const SampleParams> params,
+                                        std::span<const std::span<const int32_t>> histories,
+                                        int vocab_limit) = 0;
+};
+
+}  // namespace mtdesk::cuda

@@ -1,0 +1,61 @@
+#pragma once
+// Conversions between fp32 and the 16-bit activation types, for templated kernels.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace mtdesk::cuda {
+
+template <typename T>
+__device__ __forceinline__ float to_f32(T v);
+template <>
+__device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
+template <>
+__device__ __forceinline__ float to_f32<__half>(__half v) {
+    return __half2float(v);
+}
+
+template <typename T>
+__device__ __forceinline__ T from_f32(float v);
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ __half from_f32<__half>(float v) {
+    return __float2half_rn(v);
+}
+
+/// fp32 value rounded to T and back: the value a 16-bit tensor would hold.
+template <typename T>
+__device__ __forceinline__ float round_to(float v) {
+    return to_f32<T>(from_f32<T>(v));
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/// Sum over the block (blockDim.x a multiple of 32, <= 1024); every thread gets the result.
+__device__ __forceinline__ float block_sum(float v) {
+    __shared__ float partial[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();  // partial may still be read by a previous call
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    const int warps = (blockDim.x + 31) >> 5;
+    v = lane < warps ? partial[lane] : 0.0f;
+    return warp_sum(v);
+}
+
+}  // namespace mtdesk::cuda
+
+/// Explicit instantiations of a kernel wrapper for both activation types.
+#define MTDESK_INSTANTIATE_T(macro) \
+    macro(__nv_bfloat16);           \
+    macro(__half)

@@ -1,0 +1,431 @@
+// Linear layers on the GPU: cuBLAS for 16-bit weights, weight-only GEMV kernels for INT8/INT4
+// at small batch, dequantise + cuBLAS for INT8/INT4 at large batch. See linear_cuda.h.
+
+#include "cuda/linear_cuda.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cuda/linear_kernels.cuh"
+#include "mtdesk/error.h"
+
+namespace mtdesk::cuda {
+namespace {
+
+using namespace detail;
+
+// ---- Errors -----------------------------------------------------------------------------------
+
+void check_cuda(cudaError_t status, const char* what) {
+    if (status != cudaSuccess)
+        throw Error(std::string("CUDA: ") + what + " failed: " + cudaGetErrorString(status));
+}
+
+void check_cublas(cublasStatus_t status, const char* what) {
+    if (status != CUBLAS_STATUS_SUCCESS)
+        throw Error(std::string("cuBLAS: ") + what + " failed: " + cublasGetStatusString(status));
+}
+
+void* device_alloc(std::size_t bytes, const std::string& what) {
+    if (bytes == 0) return nullptr;
+    void* p = nullptr;
+    const cudaError_t status = cudaMalloc(&p, bytes);
+    if (status != cudaSuccess) {
+        cudaGetLastError();  // an allocation failure is not sticky: clear it
+        throw Error("CUDA: cudaMalloc of " + std::to_string(bytes) + " bytes for " + what +
+                    " failed: " + cudaGetErrorString(status));
+    }
+    return p;
+}
+
+std::string shape(int n, int k) {
+    return "[" + std::to_string(n) + ", " + std::to_string(k) + "]";
+}
+
+int current_sm_count() {
+    int device = 0, sms = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+               "cudaDeviceGetAttribute(MultiProcessorCount)");
+    return std::max(sms, 1);
+}
+
+// ---- Host conversions -------------------------------------------------------------------------
+
+uint16_t bf16_bits(float f) {
+    const uint32_t u = std::bit_cast<uint32_t>(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // NaN
+    return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // nearest even
+}
+
+// ---- Host side --------------------------------------------------------------------------------
+
+bool is_int(WeightFormat f) {
+    return f == WeightFormat::INT8 || f == WeightFormat::INT4;
+}
+
+GemvArgs args_of(const DeviceLinear& w) {
+    GemvArgs a{};
+    a.w = static_cast<const uint8_t*>(w.data());
+    a.scales = w.scales();
+    a.row_bytes = w.row_bytes();
+    a.chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
+    if (w.format() == WeightFormat::INT4) {
+        a.groups = w.k_padded() / w.group();
+        a.group_chunks = w.group() / 32;
+    } else {
+        a.groups = 1;
+        a.group_chunks = 1;
+    }
+    a.n = w.n();
+    a.k = w.k();
+    return a;
+}
+
+template <bool kInt4, typename T, int R, int MT>
+void launch_gemv_tile(const GemvArgs& a, bool vec_x, dim3 grid, cudaStream_t stream) {
+    if (vec_x)
+        gemv_kernel<kInt4, T, R, MT, true><<<grid, kWarps * 32, 0, stream>>>(a);
+    else
+        gemv_kernel<kInt4, T, R, MT, false><<<grid, kWarps * 32, 0, stream>>>(a);
+}
+
+template <bool kInt4, typename T>
+void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
+              cudaStream_t stream) {
+    GemvArgs a = args_of(w);
+    a.x = x;
+    a.y = y;
+    a.m = m;
+    const GemvShape s = gemv_shape(m);
+    const int splits =
+        split_count(a.n, m, s.r, a.chunks, ctx.sm_count, ctx.workspace ? ctx.workspace_bytes : 0);
+    a.chunks_per_split = (a.chunks + splits - 1) / splits;
+    const int used_splits = (a.chunks + a.chunks_per_split - 1) / a.chunks_per_split;
+    a.partial = static_cast<float*>(ctx.workspace);
+    const int rows_per_block = kWarps * s.r;
+    const dim3 grid((a.n + rows_per_block - 1) / rows_per_block, used_splits);
+    // 128-bit activation loads need whole, aligned 8-element groups in every row.
+    const bool vec_x = a.k % 8 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
+    if (s.mt == 1)
+        launch_gemv_tile<kInt4, T, 4, 1>(a, vec_x, grid, stream);
+    else if (s.mt == 2)
+        launch_gemv_tile<kInt4, T, 4, 2>(a, vec_x, grid, stream);
+    else if (s.mt == 4)
+        launch_gemv_tile<kInt4, T, 4, 4>(a, vec_x, grid, stream);
+    else
+        launch_gemv_tile<kInt4, T, 2, 8>(a, vec_x, grid, stream);
+    check_cuda(cudaGetLastError(), "GEMV kernel launch");
+    if (used_splits > 1) {
+        const std::size_t count = static_cast<std::size_t>(m) * a.n;
+        const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
+        sum_splits_kernel<T><<<blocks, 256, 0, stream>>>(a.partial, y, used_splits, count);
+        check_cuda(cudaGetLastError(), "split-K sum kernel launch");
+    }
+}
+
+template <typename T>
+constexpr cudaDataType_t cuda_type() {
+    return std::is_same_v<T, __nv_bfloat16> ? CUDA_R_16BF : CUDA_R_16F;
+}
+
+// Row-major y [m, n] (row stride ldy) = x [m, k] · A [n, k]ᵀ (row stride lda): in cuBLAS's
+// column-major terms yᵀ [n, m] = A · xᵀ, i.e. op(A) = Aᵀ of the column-major [k, n] view.
+template <typename T>
+void gemm(LinearContext& ctx, cudaStream_t stream, const void* a, int lda, int n, const T* x, int m,
+          int k, T* y, int ldy) {
+    const float alpha = 1.0f, beta = 0.0f;
+    check_cublas(cublasSetStream(ctx.cublas, stream), "cublasSetStream");
+    check_cublas(cublasSetPointerMode(ctx.cublas, CUBLAS_POINTER_MODE_HOST),
+                 "cublasSetPointerMode");
+    check_cublas(cublasGemmEx(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, a,
+                              cuda_type<T>(), lda, x, cuda_type<T>(), k, &beta, y, cuda_type<T>(),
+                              ldy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+}
+
+template <bool kInt4, typename T>
+void run_dequant_gemm(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
+                      cudaStream_t stream) {
+    const std::size_t row_bytes = static_cast<std::size_t>(w.k_padded()) * sizeof(T);
+    const std::size_t fit = ctx.workspace ? ctx.workspace_bytes / row_bytes : 0;
+    if (fit == 0)
+        throw Error("linear: the workspace (" + std::to_string(ctx.workspace_bytes) +
+                    " bytes) cannot hold one dequantised row of a " + format_name(w.format()) +
+                    " weight " + shape(w.n(), w.k()) + " (" + std::to_string(row_bytes) +
+                    " bytes); linear_workspace_bytes() gives what it needs");
+    if (reinterpret_cast<std::uintptr_t>(ctx.workspace) % 16 != 0)
+        throw Error("linear: the workspace is not 16-byte aligned");
+    int tile = static_cast<int>(std::min<std::size_t>(fit, static_cast<std::size_t>(w.n())));
+    if (tile < w.n() && tile >= 128) tile = tile / 128 * 128;  // keep GEMM tiles whole
+    GemvArgs a = args_of(w);
+    T* ws = static_cast<T*>(ctx.workspace);
+    for (int r0 = 0; r0 < w.n(); r0 += tile) {
+        const int rows = std::min(tile, w.n() - r0);
+        const std::size_t chunks = static_cast<std::size_t>(rows) * a.chunks;
+        const int blocks = static_cast<int>(std::min<std::size_t>((chunks + 255) / 256, 65535));
+        dequantize_kernel<kInt4, T><<<blocks, 256, 0, stream>>>(a, w.k_padded(), r0, rows, ws);
+        check_cuda(cudaGetLastError(), "dequantisation kernel launch");
+        gemm<T>(ctx, stream, ws, w.k_padded(), rows, x, m, w.k(), y + r0, w.n());
+    }
+}
+
+}  // namespace
+
+// ---- DeviceLinear -----------------------------------------------------------------------------
+
+const char* format_name(WeightFormat format) noexcept {
+    switch (format) {
+        case WeightFormat::BF16:
+            return "bf16";
+        case WeightFormat::FP16:
+            return "fp16";
+        case WeightFormat::INT8:
+            return "int8";
+        case WeightFormat::INT4:
+            return "int4";
+    }
+    return "?";
+}
+
+DeviceLinear DeviceLinear::allocate(WeightFormat format, int n, int k, int k_padded, int group,
+                                    std::size_t row_bytes, std::size_t scale_count) {
+    DeviceLinear d;
+    d.format_ = format;
+    d.n_ = n;
+    d.k_ = k;
+    d.k_padded_ = k_padded;
+    d.group_ = group;
+    d.row_bytes_ = row_bytes;
+    const std::string what = std::string(format_name(format)) + " weight " + shape(n, k);
+    d.data_bytes_ = row_bytes * static_cast<std::size_t>(n);
+    d.data_ = device_alloc(d.data_bytes_, what);
+    d.scale_bytes_ = scale_count * sizeof(__half);
+    d.scales_ = static_cast<__half*>(device_alloc(d.scale_bytes_, what + " scales"));
+    return d;
+}
+
+DeviceLinear DeviceLinear::upload_16bit(std::span<const uint16_t> bits, int n, int k,
+                                        WeightFormat format) {
+    if (format != WeightFormat::BF16 && format != WeightFormat::FP16)
+        throw Error(std::string("DeviceLinear::upload_16bit: format ") + format_name(format) +
+                    " is not a 16-bit format");
+    if (n <= 0 || k <= 0 || bits.size() != static_cast<std::size_t>(n) * k)
+        throw Error("DeviceLinear: " + std::to_string(bits.size()) + " values for a weight " +
+                    shape(n, k));
+    DeviceLinear d = allocate(format, n, k, k, 0, static_cast<std::size_t>(k) * 2, 0);
+    check_cuda(cudaMemcpy(d.data_, bits.data(), d.data_bytes_, cudaMemcpyHostToDevice),
+               "cudaMemcpy (weight upload)");
+    return d;
+}
+
+DeviceLinear DeviceLinear::upload(std::span<const float> w, int n, int k, WeightFormat format) {
+    if (n <= 0 || k <= 0 || w.size() != static_cast<std::size_t>(n) * k)
+        throw Error("DeviceLinear: " + std::to_string(w.size()) + " values for a weight " +
+                    shape(n, k));
+    switch (format) {
+        case WeightFormat::INT8:
+            return upload(quantize_int8(w, n, k));
+        case WeightFormat::INT4:
+            return upload(quantize_int4(w, n, k));
+        case WeightFormat::BF16:
+        case WeightFormat::FP16:
+            break;
+    }
+    std::vector<uint16_t> bits(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        if (format == WeightFormat::BF16) {
+            bits[i] = bf16_bits(w[i]);
+        } else {
+            bits[i] = fp32_to_fp16_bits(w[i]);
+            if ((bits[i] & 0x7c00u) == 0x7c00u && std::isfinite(w[i]))
+                throw Error("DeviceLinear: weight (" + std::to_string(i / k) + ", " +
+                            std::to_string(i % k) + ") = " + std::to_string(w[i]) +
+                            " overflows fp16");
+        }
+    }
+    return upload_16bit(bits, n, k, format);
+}
+
+DeviceLinear DeviceLinear::upload(const QuantizedInt8& w) {
+    validate(w);
+    const int k16 = (w.k + 15) / 16 * 16;
+    std::vector<int8_t> rows(static_cast<std::size_t>(w.n) * k16, 0);
+    for (int r = 0; r < w.n; ++r)
+        std::memcpy(rows.data() + static_cast<std::size_t>(r) * k16,
+                    w.q.data() + static_cast<std::size_t>(r) * w.k, static_cast<std::size_t>(w.k));
+    std::vector<uint16_t> scales(w.scales.size());
+    for (std::size_t i = 0; i < scales.size(); ++i)
+        scales[i] = fp32_to_fp16_bits(w.scales[i]);
+    DeviceLinear d = allocate(WeightFormat::INT8, w.n, w.k, k16, 0, static_cast<std::size_t>(k16),
+                              scales.size());
+    check_cuda(cudaMemcpy(d.data_, rows.data(), d.data_bytes_, cudaMemcpyHostToDevice),
+               "cudaMemcpy (INT8 weight upload)");
+    check_cuda(cudaMemcpy(d.scales_, scales.data(), d.scale_bytes_, cudaMemcpyHostToDevice),
+               "cudaMemcpy (INT8 scale upload)");
+    return d;
+}
+
+DeviceLinear DeviceLinear::upload(const QuantizedInt4& w) {
+    validate(w);
+    if (w.group % 32 != 0)
+        throw Error("DeviceLinear: INT4 group size " + std::to_string(w.group) +
+                    " is not a multiple of 32");
+    std::vector<uint16_t> scales(w.scales.size());
+    for (std::size_t i = 0; i < scales.size(); ++i)
+        scales[i] = fp32_to_fp16_bits(w.scales[i]);
+    DeviceLinear d = allocate(WeightFormat::INT4, w.n, w.k, w.k_padded, w.group,
+                              static_cast<std::size_t>(w.k_padded) / 2, scales.size());
+    check_cuda(cudaMemcpy(d.data_, w.packed.data(), d.data_bytes_, cudaMemcpyHostToDevice),
+               "cudaMemcpy (INT4 weight upload)");
+    check_cuda(cudaMemcpy(d.scales_, scales.data(), d.scale_bytes_, cudaMemcpyHostToDevice),
+               "cudaMemcpy (INT4 scale upload)");
+    return d;
+}
+
+DeviceLinear DeviceLinear::upload(const QuantizedTensor& w) {
+    return std::visit([](const auto& t) { return upload(t); }, w);
+}
+
+DeviceLinear::~DeviceLinear() {
+    release();
+}
+
+void DeviceLinear::release() noexcept {
+    if (data_) cudaFree(data_);
+    if (scales_) cudaFree(scales_);
+    data_ = nullptr;
+    scales_ = nullptr;
+    data_bytes_ = scale_bytes_ = row_bytes_ = 0;
+    n_ = k_ = k_padded_ = group_ = 0;
+}
+
+DeviceLinear::DeviceLinear(DeviceLinear&& o) noexcept {
+    *this = std::move(o);
+}
+
+DeviceLinear& DeviceLinear::operator=(DeviceLinear&& o) noexcept {
+    if (this != &o) {
+        release();
+        data_ = std::exchange(o.data_, nullptr);
+        scales_ = std::exchange(o.scales_, nullptr);
+        data_bytes_ = std::exchange(o.data_bytes_, 0);
+        scale_bytes_ = std::exchange(o.scale_bytes_, 0);
+        row_bytes_ = std::exchange(o.row_bytes_, 0);
+        n_ = std::exchange(o.n_, 0);
+        k_ = std::exchange(o.k_, 0);
+        k_padded_ = std::exchange(o.k_padded_, 0);
+        group_ = std::exchange(o.group_, 0);
+        format_ = o.format_;
+    }
+    return *this;
+}
+
+// ---- LinearContext ----------------------------------------------------------------------------
+
+LinearContext::LinearContext(cublasHandle_t handle, void* ws, std::size_t ws_bytes)
+    : cublas(handle), workspace(ws), workspace_bytes(ws_bytes) {}
+
+LinearContext LinearContext::create(std::size_t workspace_bytes) {
+    LinearContext ctx;
+    ctx.owns_ = true;
+    check_cublas(cublasCreate(&ctx.cublas), "cublasCreate");
+    ctx.workspace = device_alloc(workspace_bytes, "the linear-layer workspace");
+    ctx.workspace_bytes = workspace_bytes;
+    ctx.sm_count = current_sm_count();
+    return ctx;
+}
+
+LinearContext::~LinearContext() {
+    release();
+}
+
+void LinearContext::release() noexcept {
+    if (owns_) {
+        if (cublas) cublasDestroy(cublas);
+        if (workspace) cudaFree(workspace);
+    }
+    cublas = nullptr;
+    workspace = nullptr;
+    workspace_bytes = 0;
+    owns_ = false;
+}
+
+LinearContext::LinearContext(LinearContext&& o) noexcept {
+    *this = std::move(o);
+}
+
+LinearContext& LinearContext::operator=(LinearContext&& o) noexcept {
+    if (this != &o) {
+        release();
+        cublas = std::exchange(o.cublas, nullptr);
+        workspace = std::exchange(o.workspace, nullptr);
+        workspace_bytes = std::exchange(o.workspace_bytes, 0);
+        sm_count = o.sm_count;
+        gemv_max_m = o.gemv_max_m;
+        owns_ = std::exchange(o.owns_, false);
+    }
+    return *this;
+}
+
+// ---- linear -----------------------------------------------------------------------------------
+
+std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m) {
+    if (!is_int(w.format()) || m <= 0) return 0;
+    if (m > gemv_max_m) return static_cast<std::size_t>(w.n()) * w.k_padded() * 2;
+    const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
+    const int splits = split_count(w.n(), m, gemv_shape(m).r, chunks, current_sm_count(),
+                                   static_cast<std::size_t>(-1));
+    return splits > 1 ? static_cast<std::size_t>(splits) * m * w.n() * sizeof(float) : 0;
+}
+
+template <typename T>
+void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
+            cudaStream_t stream) {
+    static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
+    constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+    if (w.n() == 0) throw Error("linear: the weight is empty");
+    if (m < 0) throw Error("linear: m = " + std::to_string(m) + " is negative");
+    if (m == 0) return;
+    if (x == nullptr || y == nullptr) throw Error("linear: null x or y");
+    const bool gemv = is_int(w.format()) && m <= ctx.gemv_max_m;
+    if (!gemv && ctx.cublas == nullptr) throw Error("linear: the context has no cuBLAS handle");
+    switch (w.format()) {
+        case WeightFormat::BF16:
+        case WeightFormat::FP16:
+            if ((w.format() == WeightFormat::BF16) != kBf16)
+                throw Error(std::string("linear: ") + format_name(w.format()) + " weight " +
+                            shape(w.n(), w.k()) + " needs " + (kBf16 ? "__half" : "__nv_bfloat16") +
+                            " activations");
+            gemm<T>(ctx, stream, w.data(), w.k(), w.n(), x, m, w.k(), y, w.n());
+            return;
+        case WeightFormat::INT8:
+        case WeightFormat::INT4:
+            break;
+    }
+    if (gemv && ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+    if (w.format() == WeightFormat::INT8) {
+        if (gemv)
+            run_gemv<false, T>(w, x, y, m, ctx, stream);
+        else
+            run_dequant_gemm<false, T>(w, x, y, m, ctx, stream);
+    } else {
+        if (gemv)
+            run_gemv<true, T>(w, x, y, m, ctx, stream);
+        else
+            run_dequant_gemm<true, T>(w, x, y, m, ctx, stream);
+    }
+}
+
+template void linear<__nv_bfloat16>(const DeviceLinear&, const __nv_bfloat16*, __nv_bfloat16*, int,
+                                    LinearContext&, cudaStream_t);
+template void linear<__half>(const DeviceLinear&, const __half*, __half*, int, LinearContext&,
+                             cudaStream_t);
+
+}  // namespace mtdesk::cuda

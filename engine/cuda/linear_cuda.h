@@ -1,0 +1,176 @@
+#pragma once
+// Linear layers on the GPU: y [m, n] = x [m, k] · Wᵀ with W held as BF16, FP16, INT8 (W8A16) or
+// INT4 (W4A16, groups of 128 along k). Private to the engine.
+//
+// Shapes and layout: W [n = out_features, k = in_features] row-major (nn.Linear), x [m, k] and
+// y [m, n] row-major and dense (row stride k and n elements), activations 16-bit (T =
+// __nv_bfloat16 or __half), products accumulated in fp32.
+//
+// Paths:
+//  - BF16 / FP16 weights: cuBLAS (cublasGemmEx, fp32 compute) for every m.
+//  - INT8 / INT4, m <= ctx.gemv_max_m ("decode"): this file's weight-only GEMV kernels. Each
+//    weight byte is read from memory once per call with 128-bit loads, dequantised in registers
+//    (byte-permute "magic number" int -> float conversion, no I2F) and multiplied with up to
+//    eight rows of x at a time; a warp owns a few output rows, its lanes stride along k and
+//    the partial sums meet in a shuffle reduction. Split-K spreads a layer with few rows over
+//    the whole GPU, with a deterministic second pass that sums the splits. The design follows
+//    the public descriptions of TensorRT-LLM's weight-only batched GEMV and llama.cpp's mul_mat_vec
+//    kernels (warp-per-rows, in-register dequantisation, fp32 accumulation, scale applied per
+//    group), written from scratch.
+//  - INT8 / INT4, larger m ("prefill"): the weight is dequantised into ctx.workspace as T (in
+//    tiles of rows when the workspace is smaller than the whole matrix) and multiplied by
+//    cuBLAS; dequantisation costs one extra pass over the weight, small next to a GEMM of many
+//    rows. (GPTQ/AWQ inference stacks do the same for large batches.)
+//
+// Device layout of the quantised weights:
+//  - INT8: int8 [n, k8] with k8 = k rounded up to 16 (zero padding, so rows start 16-byte
+//    aligned), fp16 scales [n].
+//  - INT4: the CPU packing of QuantizedInt4 unchanged (two's-complement nibbles, element 2j low,
+//    2j+1 high; rows of k_padded / 2 bytes, k_padded a multiple of the group), fp16 scales
+//    [n, k_padded / group]. The group must be a multiple of 32 (one 16-byte load never spans
+//    two groups).
+// Dequantised values are q · scale in fp32 with the fp16 scale widened exactly, so they equal
+// the CPU's dequantize() bit for bit; the GPU sums in a different order, and the prefill path
+// rounds the dequantised weight to T before the GEMM.
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "mtdesk/quant/quantize.h"
+#include "mtdesk/quant/tiers.h"
+
+namespace mtdesk::cuda {
+
+/// How a DeviceLinear holds its weight.
+enum class WeightFormat { BF16, FP16, INT8, INT4 };
+
+/// "bf16", "fp16", "int8", "int4".
+const char* format_name(WeightFormat format) noexcept;
+
+/// Batch rows (m) up to which INT8/INT4 layers use the GEMV kernels by default; above it they
+/// dequantise into the workspace and call cuBLAS. Measured on an H200 with
+/// tools/bench/bench_linear.cu (4096x4096, 12288x4096, 4096x12288): the paths cross at m of
+/// about 6 for INT8 and about 10 for INT4.
+inline constexpr int kGemvMaxM = 8;
+
+/// A linear layer's weight on the device. Owns its device memory (RAII, move-only; a
+/// moved-from or default-constructed object is empty: n() == 0).
+class DeviceLinear {
+  public:
+    /// Uploads W [n, k] (fp32 host values, row-major) in `format`: rounded to nearest-even
+    /// bf16/fp16, or quantised on the host (quantize_int8 / quantize_int4 with the default
+    /// group) for INT8/INT4. Copies synchronously on the current device. Throws mtdesk::Error
+    /// for a bad shape or size, for what quantisation rejects (non-finite weights), and for
+    /// CUDA errors (a failed cudaMalloc names the bytes requested).
+    static DeviceLinear upload(std::span<const float> w, int n, int k, WeightFormat format);
+    /// Uploads 16-bit weights as published (bf16 or fp16 bit patterns, [n, k] row-major)
+    /// without a detour through fp32. `format` must be BF16 or FP16. Throws like upload().
+    static DeviceLinear upload_16bit(std::span<const uint16_t> bits, int n, int k,
+                                     WeightFormat format);
+    /// Uploads pre-quantised weights (e.g. from the QuantCache). validate()s them first;
+    /// INT4 needs a group that is a multiple of 32. Throws mtdesk::Error.
+    static DeviceLinear upload(const QuantizedInt8& w);
+    static DeviceLinear upload(const QuantizedInt4& w);
+    static DeviceLinear upload(const QuantizedTensor& w);
+
+    DeviceLinear() = default;
+    ~DeviceLinear();
+    DeviceLinear(DeviceLinear&& other) noexcept;
+    DeviceLinear& operator=(DeviceLinear&& other) noexcept;
+    DeviceLinear(const DeviceLinear&) = delete;
+    DeviceLinear& operator=(const DeviceLinear&) = delete;
+
+    int n() const noexcept { return n_; }
+    int k() const noexcept { return k_; }
+    WeightFormat format() const noexcept { return format_; }
+    /// Device memory held (weights + scales), in bytes.
+    std::size_t device_bytes() const noexcept { return data_bytes_ + scale_bytes_; }
+
+    // Device layout (see the top of this file), for kernels of the engine that read it.
+    const void* data() const noexcept { return data_; }
+    const __half* scales() const noexcept { return scales_; }
+    /// Bytes from one row of data() to the next.
+    std::size_t row_bytes() const noexcept { return row_bytes_; }
+    /// Padded row length in elements: k for BF16/FP16, k rounded up to 16 (INT8) or to the
+    /// group (INT4).
+    int k_padded() const noexcept { return k_padded_; }
+    /// INT4 group size (0 for the other formats).
+    int group() const noexcept { return group_; }
+
+  private:
+    void release() noexcept;
+    static DeviceLinear allocate(WeightFormat format, int n, int k, int k_padded, int group,
+                                 std::size_t row_bytes, std::size_t scale_count);
+
+    void* data_ = nullptr;
+    __half* scales_ = nullptr;
+    std::size_t data_bytes_ = 0;
+    std::size_t scale_bytes_ = 0;
+    std::size_t row_bytes_ = 0;
+    int n_ = 0;
+    int k_ = 0;
+    int k_padded_ = 0;
+    int group_ = 0;
+    WeightFormat format_ = WeightFormat::BF16;
+};
+
+/// Shared scratch of the linear layers: a cuBLAS handle and a device workspace for dequantised
+/// weight tiles (prefill) and split-K partial sums (decode). One context serves one stream at
+/// a time: calls on two streams that share a workspace would overwrite each other's scratch.
+struct LinearContext {
+    cublasHandle_t cublas = nullptr;
+    void* workspace = nullptr;  ///< 16-byte aligned (cudaMalloc's 256 is)
+    std::size_t workspace_bytes = 0;
+    /// Multiprocessors of the device (sizes the split-K); 0 = ask the current device.
+    int sm_count = 0;
+    /// INT8/INT4 layers use the GEMV kernels for m <= gemv_max_m, else dequantise + cuBLAS.
+    /// Tests and benchmarks set it to force a path (0: always cuBLAS).
+    int gemv_max_m = kGemvMaxM;
+
+    /// An empty context (no handle, no workspace); linear() refuses it.
+    LinearContext() = default;
+    /// Borrows a handle and a workspace owned by the caller (not freed here).
+    LinearContext(cublasHandle_t handle, void* workspace, std::size_t workspace_bytes);
+    /// Creates a handle and allocates `workspace_bytes` on the current device, both owned and
+    /// freed by this object. Throws mtdesk::Error on CUDA / cuBLAS errors.
+    static LinearContext create(std::size_t workspace_bytes);
+
+    ~LinearContext();
+    LinearContext(LinearContext&& other) noexcept;
+    LinearContext& operator=(LinearContext&& other) noexcept;
+    LinearContext(const LinearContext&) = delete;
+    LinearContext& operator=(const LinearContext&) = delete;
+
+  private:
+    void release() noexcept;
+    bool owns_ = false;
+};
+
+/// Workspace bytes for which linear() of `w` with `m` rows of x takes its fastest path without
+/// tiling: the whole dequantised weight (INT, m > gemv_max_m), or the split-K partial sums
+/// (INT, small m; the split shrinks to fit a smaller workspace, down to no split). 0 for
+/// BF16/FP16.
+std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m = kGemvMaxM);
+
+/// y [m, n] = x [m, k] · Wᵀ on `stream` (asynchronous; x and y must stay valid until the stream
+/// gets there). T = __nv_bfloat16 or __half; BF16 weights take only __nv_bfloat16 and FP16 only
+/// __half, INT8/INT4 either. x and y are dense row-major device arrays of m·k and m·n elements;
+/// y must not overlap x. m == 0 does nothing. Throws mtdesk::Error for an empty weight or
+/// context, m < 0, a T that does not match BF16/FP16 weights, a workspace too small for even
+/// one dequantised row (INT prefill; see linear_workspace_bytes), and CUDA / cuBLAS errors.
+template <typename T>
+void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
+            cudaStream_t stream);
+
+extern template void linear<__nv_bfloat16>(const DeviceLinear&, const __nv_bfloat16*,
+                                           __nv_bfloat16*, int, LinearContext&, cudaStream_t);
+extern template void linear<__half>(const DeviceLinear&, const __half*, __half*, int,
+                                    LinearContext&, cudaStream_t);
+
+}  // namespace mtdesk::cuda

@@ -1,0 +1,101 @@
+// The attention input step: QKV bias, per-head Q/K RMSNorm, rotary embedding, KV cache write
+// (the CPU side does these one by one in cpu/cpu_model.cpp with cpu/rope_cpu.cpp and
+// cpu/rms_norm_cpu.cpp).
+
+#include "cuda/cuda_common.h"
+#include "cuda/dtype_cuda.cuh"
+#include "cuda/ops_cuda.h"
+
+namespace mtdesk::cuda {
+namespace {
+
+constexpr int kMaxHeadDim = 256;
+
+template <typename T>
+__device__ void head_rms_norm(float* v, const T* weight, int d, float eps) {
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < d; i += 32)
+        ss += v[i] * v[i];
+    const float inv = rsqrtf(warp_sum(ss) / static_cast<float>(d) + eps);
+    __syncwarp();
+    for (int i = threadIdx.x; i < d; i += 32)
+        v[i] = round_to<T>(to_f32(weight[i]) * round_to<T>(v[i] * inv));
+    __syncwarp();
+}
+
+// grid (tokens, heads + 2 kv_heads), one warp each: a Q, K or V head vector of one token.
+template <typename T>
+__global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, const T* k_norm,
+                                      QkNorm norm, float eps, const float* cos_table,
+                                      const float* sin_table, const int32_t* positions,
+                                      const int32_t* slots, T* k_cache, T* v_cache, int heads,
+                                      int kv_heads, int d) {
+    __shared__ float v[kMaxHeadDim];
+    const int t = blockIdx.x, h = blockIdx.y;
+    const int64_t row_width = static_cast<int64_t>(heads + 2 * kv_heads) * d;
+    T* src = qkv + t * row_width + static_cast<int64_t>(h) * d;
+    const T* b = bias ? bias + static_cast<int64_t>(h) * d : nullptr;
+    for (int i = threadIdx.x; i < d; i += 32) {
+        float x = to_f32(src[i]);
+        if (b) x = round_to<T>(x + to_f32(b[i]));
+        v[i] = x;
+    }
+    __syncwarp();
+    const int64_t slot = slots[t];
+    if (h >= heads + kv_heads) {  // V: straight into the cache
+        T* dst = v_cache + (slot * kv_heads + (h - heads - kv_heads)) * d;
+        for (int i = threadIdx.x; i < d; i += 32)
+            dst[i] = from_f32<T>(v[i]);
+        return;
+    }
+    const bool is_q = h < heads;
+    const T* w = is_q ? q_norm : k_norm;
+    if (norm == QkNorm::BeforeRope) head_rms_norm<T>(v, w, d, eps);
+    const int half = d / 2;
+    const float* c_row = cos_table + static_cast<int64_t>(positions[t]) * half;
+    const float* s_row = sin_table + static_cast<int64_t>(positions[t]) * half;
+    float rotated[kMaxHeadDim / 32];
+    int n = 0;
+    for (int i = threadIdx.x; i < d; i += 32, ++n) {
+        // rotate_half: [x1, x2] -> [-x2, x1]; q*cos + rotate_half(q)*sin, each op rounded.
+        const int j = i < half ? i : i - half;
+        const float c = round_to<T>(c_row[j]), s = round_to<T>(s_row[j]);
+        const float other = i < half ? -v[i + half] : v[i - half];
+        rotated[n] = round_to<T>(round_to<T>(v[i] * c) + round_to<T>(other * s));
+    }
+    __syncwarp();
+    n = 0;
+    for (int i = threadIdx.x; i < d; i += 32, ++n)
+        v[i] = rotated[n];
+    __syncwarp();
+    if (norm == QkNorm::AfterRope) head_rms_norm<T>(v, w, d, eps);
+    T* dst = is_q ? src : k_cache + (slot * kv_heads + (h - heads)) * d;
+    for (int i = threadIdx.x; i < d; i += 32)
+        dst[i] = from_f32<T>(v[i]);
+}
+
+}  // namespace
+
+template <typename T>
+void qkv_rope_cache(T* qkv, const T* qkv_bias, const T* q_norm, const T* k_norm, QkNorm norm,
+                    float eps, const float* cos, const float* sin, const int32_t* positions,
+                    const int32_t* slots, T* k_cache, T* v_cache, int tokens, int heads,
+                    int kv_heads, int head_dim, cudaStream_t stream) {
+    if (tokens <= 0) return;
+    if (head_dim > kMaxHeadDim || head_dim % 2 != 0)
+        throw Error("CUDA attention supports even head_dim up to 256, got " +
+                    std::to_string(head_dim));
+    const dim3 grid(tokens, heads + 2 * kv_heads);
+    qkv_rope_cache_kernel<T><<<grid, 32, 0, stream>>>(qkv, qkv_bias, q_norm, k_norm, norm, eps, cos,
+                                                      sin, positions, slots, k_cache, v_cache,
+                                                      heads, kv_heads, head_dim);
+    MTDESK_CUDA_CHECK_LAUNCH();
+}
+
+#define INSTANTIATE(T)                                                                             \
+    template void qkv_rope_cache<T>(T*, const T*, const T*, const T*, QkNorm, float, const float*, \
+                                    const float*, const int32_t*, const int32_t*, T*, T*, int,     \
+                                    int, int, int, cudaStream_t)
+MTDESK_INSTANTIATE_T(INSTANTIATE);
+
+}  // namespace mtdesk::cuda

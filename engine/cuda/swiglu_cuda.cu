@@ -1,0 +1,73 @@
+// SwiGLU on the fused gate|up product, and row gathering (twin of cpu/swiglu_cpu.cpp).
+
+#include <algorithm>
+
+#include "cuda/cuda_common.h"
+#include "cuda/dtype_cuda.cuh"
+#include "cuda/ops_cuda.h"
+
+namespace mtdesk::cuda {
+namespace {
+
+template <typename T>
+__global__ void swiglu_kernel(const T* gu, T* out, int64_t total, int inter) {
+    for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+         idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t r = idx / inter, i = idx % inter;
+        const float g = to_f32(gu[r * 2 * inter + i]);
+        const float up = to_f32(gu[r * 2 * inter + inter + i]);
+        const float act = round_to<T>(g / (1.0f + __expf(-g)));
+        out[idx] = from_f32<T>(act * up);
+    }
+}
+
+template <typename T>
+__global__ void gather_rows_kernel(const T* x, const int32_t* rows, T* out, int dim) {
+    const T* src = x + static_cast<int64_t>(rows[blockIdx.x]) * dim;
+    T* dst = out + static_cast<int64_t>(blockIdx.x) * dim;
+    for (int i = threadIdx.x; i < dim; i += blockDim.x)
+        dst[i] = src[i];
+}
+
+template <typename T>
+__global__ void to_float_kernel(const T* x, float* out, int64_t n) {
+    for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        out[i] = to_f32(x[i]);
+}
+
+int grid_for(int64_t total) {
+    return static_cast<int>(std::clamp<int64_t>((total + 255) / 256, 1, 8192));
+}
+
+}  // namespace
+
+template <typename T>
+void swiglu(const T* gate_up, T* out, int rows, int inter, cudaStream_t stream) {
+    const int64_t total = static_cast<int64_t>(rows) * inter;
+    if (total <= 0) return;
+    swiglu_kernel<T><<<grid_for(total), 256, 0, stream>>>(gate_up, out, total, inter);
+    MTDESK_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void gather_rows(const T* x, const int32_t* rows, T* out, int n, int dim, cudaStream_t stream) {
+    if (n <= 0) return;
+    gather_rows_kernel<T><<<n, 256, 0, stream>>>(x, rows, out, dim);
+    MTDESK_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void to_float(const T* x, float* out, int64_t n, cudaStream_t stream) {
+    if (n <= 0) return;
+    to_float_kernel<T><<<grid_for(n), 256, 0, stream>>>(x, out, n);
+    MTDESK_CUDA_CHECK_LAUNCH();
+}
+
+#define INSTANTIATE(T)                                                                  \
+    template void swiglu<T>(const T*, T*, int, int, cudaStream_t);                      \
+    template void gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t); \
+    template void to_float<T>(const T*, float*, int64_t, cudaStream_t)
+MTDESK_INSTANTIATE_T(INSTANTIATE);
+
+}  // namespace mtdesk::cuda

@@ -1,0 +1,459 @@
+// The CUDA engine end to end: the transformers fixtures in every tier against the goldens and
+// the CPU engine, the bundled demo model's held-out translations per tier, batching
+// invariance, preemption with a tiny KV cache, cancellation, a 10,000-request soak, and a tier
+// that does not fit. Figures are printed (qInfo) for the notes.
+
+#include <cuda_runtime.h>
+
+#include <QCoreApplication>
+#include <QTest>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "chrf.h"
+#include "mtdesk/cpu/cpu_model.h"
+#include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/error.h"
+#include "mtdesk/model/model_dir.h"
+#include "mtdesk/runtime/generate.h"
+#include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translation_engine.h"
+
+using namespace mtdesk;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = MTDESK_TEST_DATA_DIR;
+const fs::path kDemo = MTDESK_DEMO_MODEL_DIR;
+const char* const kFixtures[] = {"hunyuan-gqa-alpha", "hunyuan-tied", "qwen3", "qwen2", "llama"};
+
+std::vector<int32_t> golden_ids(const SafetensorsFile& f, const std::string& name) {
+    for (const TensorView& t : f.tensors())
+        if (t.name == name) {
+            std::vector<int32_t> out(static_cast<std::size_t>(t.numel()));
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                int64_t v;
+                std::memcpy(&v, t.data + i * sizeof v, sizeof v);
+                out[i] = static_cast<int32_t>(v);
+            }
+            return out;
+        }
+    throw std::runtime_error("golden " + name + " missing");
+}
+
+std::vector<float> golden_floats(const SafetensorsFile& f, const std::string& name) {
+    for (const TensorView& t : f.tensors())
+        if (t.name == name) return t.to_fp32();
+    throw std::runtime_error("golden " + name + " missing");
+}
+
+double relative_error(std::span<const float> got, std::span<const float> want) {
+    double err = 0, mag = 1e-30;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        err = std::max(err, std::abs(double(got[i]) - double(want[i])));
+        mag = std::max(mag, std::abs(double(want[i])));
+    }
+    return err / mag;
+}
+
+int argmax(std::span<const float> row) {
+    return static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+cuda::CudaEngineOptions options(Tier tier, int64_t kv_tokens = 65536, int batch = 64) {
+    cuda::CudaEngineOptions o;
+    o.tier = tier;
+    o.kv_tokens = kv_tokens;
+    o.max_batch = batch;
+    return o;
+}
+
+struct HeldOut {
+    std::string src, tgt, source, reference, cpu;
+};
+
+std::vector<HeldOut> read_heldout() {
+    std::ifstream in(kData / "demo" / "heldout.tsv", std::ios::binary);
+    std::vector<HeldOut> out;
+    std::string line;
+    auto unescape = [](const std::string& s) {
+        std::string o;
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            if (s[i] == '\\' && i + 1 < s.size()) {
+                const char c = s[++i];
+                o += c == 'n' ? '\n' : c == 't' ? '\t' : c;
+            } else {
+                o += s[i];
+            }
+        }
+        return o;
+    };
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::vector<std::string> c;
+        std::size_t a = 0;
+        for (std::size_t b; (b = line.find('\t', a)) != std::string::npos; a = b + 1)
+            c.push_back(line.substr(a, b - a));
+        c.push_back(line.substr(a));
+        out.push_back({c[0], c[1], unescape(c[2]), unescape(c[3]), unescape(c[5])});
+    }
+    return out;
+}
+
+TranslationJob job_for(const std::string& text, const char* from, const char* to,
+                       int max_new = 256) {
+    TranslationJob j;
+    j.request.text = text;
+    j.request.source = find_language(from);
+    j.request.target = find_language(to);
+    j.options.sampling = SamplingParams::greedy_decoding();
+    j.options.max_new_tokens = max_new;
+    return j;
+}
+
+/// Submits jobs and waits for their outcomes.
+struct Collector {
+    std::mutex m;
+    std::condition_variable cv;
+    std::map<uint64_t, JobOutcome> outcomes;
+    std::map<uint64_t, int> pieces;
+    int done = 0;
+
+    uint64_t submit(TranslationEngine& e, TranslationJob j) {
+        auto slot = std::make_shared<std::atomic<uint64_t>>(0);
+        JobCallbacks cb;
+        cb.on_text = [this, slot](std::string_view) {
+            std::lock_guard lock(m);
+            ++pieces[slot->load()];
+        };
+        cb.on_done = [this, slot](const JobOutcome& o) {
+            // The engine may finish before submit() returned the id: wait for it.
+            while (slot->load() == 0)
+                std::this_thread::yield();
+            std::lock_guard lock(m);
+            outcomes[slot->load()] = o;
+            ++done;
+            cv.notify_all();
+        };
+        const uint64_t id = e.submit(std::move(j), std::move(cb));
+        slot->store(id);
+        return id;
+    }
+    bool wait(int n, int seconds = 300) {
+        std::unique_lock lock(m);
+        return cv.wait_for(lock, std::chrono::seconds(seconds), [&] { return done >= n; });
+    }
+};
+
+int64_t vram_used() {
+    std::size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    return static_cast<int64_t>(total_b - free_b);
+}
+
+int64_t rss_bytes() {
+    std::ifstream in("/proc/self/status");
+    std::string key;
+    while (in >> key)
+        if (key == "VmRSS:") {
+            int64_t kb = 0;
+            in >> kb;
+            return kb * 1024;
+        }
+    return 0;
+}
+
+}  // namespace
+
+class TestCudaEngine : public QObject {
+    Q_OBJECT
+
+  private slots:
+    // BF16 / FP16 logits against transformers' fp32 goldens and the CPU engine; greedy 32
+    // tokens identical; INT8 / INT4 agreement reported.
+    void fixtures_data() {
+        QTest::addColumn<QString>("name");
+        for (const char* n : kFixtures)
+            QTest::newRow(n) << QString::fromUtf8(n);
+    }
+    void fixtures() {
+        QFETCH(QString, name);
+        const fs::path dir = kData / "models" / name.toStdString();
+        SafetensorsFile golden(kData / "goldens" / (name.toStdString() + ".safetensors"));
+        const auto ids = golden_ids(golden, "input_ids");
+        const auto want = golden_floats(golden, "logits");
+        const auto prompt = golden_ids(golden, "greedy_prompt");
+        const auto want_greedy = golden_ids(golden, "greedy_tokens");
+        std::map<Tier, std::vector<int32_t>> greedy;
+        for (Tier tier : all_tiers()) {
+            auto lm = cuda::load_cuda_causal_lm(dir, options(tier, 4096, 8));
+            const int vocab = lm->config().vocab_size;
+            auto state = lm->new_state(static_cast<int>(ids.size()));
+            std::vector<float> logits(ids.size() * vocab);
+            lm->forward(*state, ids, logits, true);
+            const double err = relative_error(logits, want);
+            int top1 = 0;
+            for (std::size_t t = 0; t < ids.size(); ++t)
+                top1 += argmax(std::span(logits).subspan(t * vocab, vocab)) ==
+                        argmax(std::span(want).subspan(t * vocab, vocab));
+            // Incremental: prefill 40, then one token at a time through the paged cache.
+            auto st2 = lm->new_state(static_cast<int>(ids.size()));
+            std::vector<float> inc(ids.size() * vocab);
+            lm->forward(*st2, std::span(ids).first(40), inc, true);
+            for (std::size_t t = 40; t < ids.size(); ++t)
+                lm->forward(*st2, std::span(ids).subspan(t, 1),
+                            std::span(inc).subspan(t * vocab, vocab), false);
+            const double inc_err = relative_error(inc, want);
+            GenerationParams gp;
+            gp.sampling = SamplingParams::greedy_decoding();
+            gp.max_new_tokens = static_cast<int>(want_greedy.size());
+            greedy[tier] = generate(*lm, prompt, gp).tokens;
+            int same = 0;
+            while (same < int(want_greedy.size()) && same < int(greedy[tier].size()) &&
+                   greedy[tier][same] == want_greedy[same])
+                ++same;
+            qInfo(
+                "%s %s: logits max rel. error %.3g (incremental %.3g), top-1 agreement %d/%zu, "
+                "greedy identical for %d/%zu tokens",
+                qPrintable(name), tier_name(tier).data(), err, inc_err, top1, ids.size(), same,
+                want_greedy.size());
+            if (tier == Tier::BF16 || tier == Tier::FP16) {
+                const double tol = tier == Tier::BF16 ? 3e-2 : 5e-3;
+                QVERIFY2(err < tol, qPrintable(QString::number(err)));
+                QVERIFY2(inc_err < tol, qPrintable(QString::number(inc_err)));
+                QVERIFY(top1 >= int(ids.size()) * 85 / 100);
+                // fp16 keeps 3 more mantissa bits than bf16: its greedy run equals the fp32
+                // reference's. bf16 rounding flips near-ties of these random-weight models
+                // (measured: 14 to 32 identical tokens), so only a prefix is required there;
+                // the trained demo model's agreement is checked in demoModelTiers.
+                if (tier == Tier::FP16)
+                    QCOMPARE(greedy[tier], want_greedy);
+                else
+                    QVERIFY2(same >= 8, qPrintable(QString::number(same)));
+            } else if (tier == Tier::INT8) {
+                QVERIFY2(err < 0.1, qPrintable(QString::number(err)));
+                QVERIFY(top1 >= int(ids.size()) * 80 / 100);
+            } else {
+                // 4-bit random Gaussian weights lose much of these tiny models' signal; still
+                // far above chance (1 in 1024).
+                QVERIFY2(top1 >= int(ids.size()) / 4, qPrintable(QString::number(top1)));
+            }
+        }
+    }
+
+    // The demo model's held-out lines through the batching engine in every tier: agreement
+    // with the CPU engine (fp32) and chrF against the references.
+    void demoModelTiers() {
+        const auto lines = read_heldout();
+        QVERIFY(lines.size() >= 300);
+        for (Tier tier : all_tiers()) {
+            auto engine = cuda::make_cuda_engine(kDemo, options(tier));
+            Collector c;
+            std::vector<uint64_t> ids;
+            const auto t0 = std::chrono::steady_clock::now();
+            for (const auto& l : lines)
+                ids.push_back(c.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str())));
+            QVERIFY(c.wait(static_cast<int>(lines.size())));
+            const double s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            std::vector<std::string> hyps, refs;
+            int agree = 0, tokens = 0;
+            for (std::size_t i = 0; i < lines.size(); ++i) {
+                const JobOutcome& o = c.outcomes[ids[i]];
+                QCOMPARE(o.status, JobOutcome::Status::Done);
+                hyps.push_back(o.text);
+                refs.push_back(lines[i].reference);
+                agree += o.text == lines[i].cpu;
+                tokens += o.generated_tokens;
+            }
+            const double chrf = test::corpus_chrf(hyps, refs);
+            const auto st = engine->statistics();
+            qInfo(
+                "demo model %s on %s: %d/%zu identical to the CPU engine, chrF %.2f; "
+                "%zu segments in %.2f s (%.0f segments/s, %.0f generated tokens/s); "
+                "VRAM mtdesk %.0f MiB",
+                tier_name(tier).data(), st.device.c_str(), agree, lines.size(), chrf, lines.size(),
+                s, lines.size() / s, tokens / s, st.vram_own_bytes.value_or(0) / 1048576.0);
+            QVERIFY2(chrf >= (tier == Tier::INT4 ? 45.0 : 52.0), qPrintable(QString::number(chrf)));
+            if (tier == Tier::BF16 || tier == Tier::FP16)
+                QVERIFY(agree >= static_cast<int>(lines.size()) * 8 / 10);
+        }
+    }
+
+    // A request's greedy output is the same alone and inside a batch that others join and
+    // leave while it runs.
+    void batchingInvariance() {
+        const auto lines = read_heldout();
+        auto engine = cuda::make_cuda_engine(kDemo, options(Tier::BF16));
+        const std::string probe =
+            "When selected, the touchpad will be disabled when the keyboard is being used";
+        Collector alone;
+        const uint64_t a = alone.submit(*engine, job_for(probe, "en", "de"));
+        QVERIFY(alone.wait(1));
+        const std::string expected = alone.outcomes[a].text;
+        QVERIFY(!expected.empty());
+
+        Collector c;
+        std::vector<uint64_t> first_wave, second_wave;
+        for (int i = 0; i < 40; ++i) {
+            const auto& l = lines[(i * 7) % lines.size()];
+            first_wave.push_back(
+                c.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str())));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const uint64_t probe_id = c.submit(*engine, job_for(probe, "en", "de"));
+        for (int i = 0; i < 10; ++i)
+            engine->cancel(first_wave[i * 4]);  // leave mid-way
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        for (int i = 0; i < 23; ++i) {
+            const auto& l = lines[(i * 11 + 3) % lines.size()];
+            second_wave.push_back(
+                c.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str())));
+        }
+        QVERIFY(c.wait(64));
+        QCOMPARE(c.outcomes[probe_id].status, JobOutcome::Status::Done);
+        QCOMPARE(c.outcomes[probe_id].text, expected);
+        // And every other job that ran to the end agrees with its own solo run.
+        int checked = 0;
+        for (int i = 0; i < 23; i += 5) {
+            const auto& l = lines[(i * 11 + 3) % lines.size()];
+            Collector solo;
+            const uint64_t s =
+                solo.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str()));
+            QVERIFY(solo.wait(1));
+            QCOMPARE(c.outcomes[second_wave[i]].text, solo.outcomes[s].text);
+            ++checked;
+        }
+        QVERIFY(checked == 5);
+    }
+
+    // A KV cache of 20 blocks (320 positions) for 24 concurrent requests: sequences are
+    // preempted and re-queued, every request finishes with the output of a roomy cache.
+    void preemption() {
+        const auto lines = read_heldout();
+        auto roomy = cuda::make_cuda_engine(kDemo, options(Tier::BF16));
+        auto tiny = cuda::make_cuda_engine(kDemo, options(Tier::BF16, 320, 24));
+        Collector a, b;
+        std::vector<uint64_t> ia, ib;
+        for (int i = 0; i < 24; ++i) {
+            const auto& l = lines[(i * 13) % lines.size()];
+            ia.push_back(a.submit(*roomy, job_for(l.source, l.src.c_str(), l.tgt.c_str())));
+            ib.push_back(b.submit(*tiny, job_for(l.source, l.src.c_str(), l.tgt.c_str())));
+        }
+        QVERIFY(a.wait(24));
+        QVERIFY(b.wait(24));
+        for (int i = 0; i < 24; ++i) {
+            QCOMPARE(b.outcomes[ib[i]].status, JobOutcome::Status::Done);
+            QCOMPARE(b.outcomes[ib[i]].text, a.outcomes[ia[i]].text);
+        }
+        qInfo("tiny KV cache: %llu preemptions for 24 requests",
+              static_cast<unsigned long long>(tiny->statistics().preempted));
+        QVERIFY(tiny->statistics().preempted > 0);
+    }
+
+    // Cancelling a running job ends it within a step or two: the cancel is issued from the
+    // job's own text callback (the engine thread), so the count of pieces after it is exact.
+    void cancellation() {
+        auto engine = cuda::make_cuda_engine(kDemo, options(Tier::BF16));
+        std::string text;
+        for (int i = 0; i < 6; ++i)
+            text += "Could not connect to the server. ";
+        std::mutex m;
+        std::condition_variable cv;
+        std::atomic<uint64_t> id{0};
+        int pieces = 0, after_cancel = 0;
+        bool cancelled = false, done = false;
+        JobOutcome outcome;
+        JobCallbacks cb;
+        cb.on_text = [&](std::string_view) {
+            std::lock_guard lock(m);
+            ++pieces;
+            if (cancelled) ++after_cancel;
+            if (pieces == 3) {
+                while (id.load() == 0)
+                    std::this_thread::yield();
+                engine->cancel(id.load());
+                cancelled = true;
+            }
+        };
+        cb.on_done = [&](const JobOutcome& o) {
+            std::lock_guard lock(m);
+            outcome = o;
+            done = true;
+            cv.notify_all();
+        };
+        id = engine->submit(job_for(text, "en", "de", 1000), cb);
+        std::unique_lock lock(m);
+        QVERIFY(cv.wait_for(lock, std::chrono::seconds(30), [&] { return done; }));
+        QVERIFY(cancelled);
+        QCOMPARE(outcome.status, JobOutcome::Status::Cancelled);
+        qInfo("text pieces streamed after cancel: %d", after_cancel);
+        QVERIFY(after_cancel <= 1);
+    }
+
+    // 10,000 short requests: VRAM and host memory stay flat.
+    void soak() {
+        const auto lines = read_heldout();
+        auto engine = cuda::make_cuda_engine(kDemo, options(Tier::INT4));
+        auto run = [&](int n) {
+            Collector c;
+            for (int i = 0; i < n; ++i) {
+                const auto& l = lines[i % lines.size()];
+                c.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str(), 8));
+                if (i % 256 == 255) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            return c.wait(n, 600);
+        };
+        QVERIFY(run(500));  // warm-up
+        const int64_t vram0 = vram_used(), rss0 = rss_bytes();
+        const auto t0 = std::chrono::steady_clock::now();
+        QVERIFY(run(10000));
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const int64_t vram1 = vram_used(), rss1 = rss_bytes();
+        qInfo(
+            "soak: 10000 requests in %.1f s (%.0f/s); VRAM used %.1f -> %.1f MiB, RSS %.1f -> "
+            "%.1f MiB",
+            s, 10000 / s, vram0 / 1048576.0, vram1 / 1048576.0, rss0 / 1048576.0, rss1 / 1048576.0);
+        QCOMPARE(vram1, vram0);
+        QVERIFY(rss1 - rss0 < 64ll << 20);
+    }
+
+    // A budget that cannot fit fails cleanly with the figures, and leaves nothing behind.
+    void tierDoesNotFit() {
+        const int64_t before = vram_used();
+        try {
+            cuda::make_cuda_engine(kDemo, options(Tier::BF16, int64_t(1) << 34));
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            qInfo("%s", e.what());
+            QVERIFY(msg.find("needs") != std::string::npos);
+            QVERIFY(msg.find("free") != std::string::npos);
+        }
+        QCOMPARE(vram_used(), before);
+    }
+};
+
+int main(int argc, char** argv) {
+    // Every kernel module loaded up front, so that the soak measures leaks and not CUDA's lazy
+    // loading of code the warm-up happened not to reach.
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        std::puts("no CUDA device: GPU tests skipped");
+        return 77;
+    }
+    QCoreApplication app(argc, argv);
+    TestCudaEngine t;
+    return QTest::qExec(&t, argc, argv);
+}
+#include "gpu_test_engine.moc"

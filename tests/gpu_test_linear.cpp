@@ -1,0 +1,200 @@
+// GPU linear layers (engine/cuda/linear_cuda.*) against the CPU reference: every weight format
+// and activation type, batch sizes 1 .. 200, odd shapes, both INT paths (GEMV and dequantise +
+// cuBLAS), small workspaces (tiled prefill, no split-K), unaligned activations, determinism,
+// and the errors. Exits with 77 (skipped) when no CUDA device is present.
+
+#include <QTest>
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cuda/linear_cuda.h"
+#include "gpu_linear_check.h"
+#include "mtdesk/error.h"
+
+using namespace mtdesk;
+using cuda::WeightFormat;
+using test::LinearCase;
+using test::run_linear_case;
+
+namespace {
+
+// Runs `cases` on `ctx`, setting its gemv_max_m per case; returns the failures (at most 12).
+QString failures_of(const std::vector<test::PathCase>& cases, cuda::LinearContext& ctx,
+                    int* ran = nullptr) {
+    QStringList out;
+    int count = 0;
+    for (const test::PathCase& pc : cases) {
+        ctx.gemv_max_m = pc.gemv_max_m;
+        const test::LinearResult r = run_linear_case(pc.c, ctx);
+        ++count;
+        if (!r.failure.empty())
+            out << QString::fromStdString(r.failure) +
+                       (pc.gemv_max_m >= pc.c.m ? " [gemv]" : " [dequant+gemm]");
+    }
+    ctx.gemv_max_m = cuda::kGemvMaxM;
+    if (ran) *ran = count;
+    if (out.size() > 12) {
+        const int more = static_cast<int>(out.size()) - 12;
+        out = out.mid(0, 12);
+        out << QString("... and %1 more").arg(more);
+    }
+    return out.join('\n');
+}
+
+}  // namespace
+
+class TestGpuLinear : public QObject {
+    Q_OBJECT
+
+    cuda::LinearContext ctx_;
+
+  private slots:
+    void initTestCase() {
+        // Enough for the whole dequantised weight of every standard case (1024 × 256 × 2 B is
+        // the largest) and the split-K partials.
+        ctx_ = cuda::LinearContext::create(64u << 20);
+        QVERIFY(ctx_.cublas != nullptr);
+        QVERIFY(ctx_.sm_count > 0);
+    }
+
+    void allFormatsShapesAndBatches() {
+        int ran = 0;
+        const QString failures = failures_of(test::standard_linear_cases(), ctx_, &ran);
+        QVERIFY2(failures.isEmpty(), qPrintable(failures));
+        QVERIFY(ran > 500);
+    }
+
+    // The default threshold, with activations that are not 16-byte aligned (scalar loads), and
+    // weights handed over already quantised (the cache's path).
+    void defaultPathUnalignedAndPrequantised() {
+        std::vector<test::PathCase> cases;
+        uint32_t seed = 1000;
+        for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4}) {
+            for (bool bf16 : {true, false}) {
+                for (int m : {1, 5, 16, 17, 64}) {
+                    LinearCase c{f, bf16, m, 96, 384, seed++, 0, true};
+                    cases.push_back({c, cuda::kGemvMaxM});
+                    c.x_offset = 3;  // 6 bytes past an aligned address
+                    c.prequantised = false;
+                    cases.push_back({c, 1 << 30});
+                    cases.push_back({c, 0});
+                }
+            }
+        }
+        const QString failures = failures_of(cases, ctx_);
+        QVERIFY2(failures.isEmpty(), qPrintable(failures));
+    }
+
+    // A workspace that holds only a few dequantised rows: the prefill runs in row tiles; the
+    // GEMV runs without split-K when the partial sums do not fit.
+    void smallWorkspace() {
+        for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4}) {
+            const int n = 129, k = 300;
+            const int k_padded = f == WeightFormat::INT8 ? 304 : 384;
+            cuda::LinearContext small = cuda::LinearContext::create(5 * k_padded * 2 + 7);
+            std::vector<test::PathCase> cases;
+            for (int m : {1, 3, 40}) {
+                cases.push_back({LinearCase{f, true, m, n, k, uint32_t(m), 0, false}, 0});
+                cases.push_back({LinearCase{f, false, m, n, k, uint32_t(m), 0, false}, 1 << 30});
+                cases.push_back({LinearCase{f, true, m, 8, 8192, uint32_t(m), 0, false}, 1 << 30});
+            }
+            const QString failures = failures_of(cases, small);
+            QVERIFY2(failures.isEmpty(), qPrintable(failures));
+
+            cuda::LinearContext none = cuda::LinearContext::create(0);
+            const QString no_ws =
+                failures_of({{LinearCase{f, true, 2, 8, 8192, 7, 0, false}, 64}}, none);
+            QVERIFY2(no_ws.isEmpty(), qPrintable(no_ws));
+        }
+    }
+
+    // Split-K sums its slices in a fixed order: two runs give the same bits.
+    void deterministic() {
+        for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4}) {
+            const LinearCase c{f, true, 4, 40, 8192, 77, 0, false};
+            ctx_.gemv_max_m = 1 << 30;
+            const test::LinearResult a = run_linear_case(c, ctx_);
+            const test::LinearResult b = run_linear_case(c, ctx_);
+            ctx_.gemv_max_m = cuda::kGemvMaxM;
+            QVERIFY2(a.failure.empty(), a.failure.c_str());
+            QVERIFY(a.y == b.y);
+        }
+    }
+
+    void deviceMemoryAndMoves() {
+        const int n = 10, k = 200;
+        const std::vector<float> w(static_cast<std::size_t>(n) * k, 0.25f);
+        cuda::DeviceLinear a = cuda::DeviceLinear::upload(w, n, k, WeightFormat::INT4);
+        // 256 padded inputs: 128 bytes and 2 fp16 scales per row.
+        QCOMPARE(a.device_bytes(), std::size_t(n) * (128 + 2 * 2));
+        QCOMPARE(a.k_padded(), 256);
+        QCOMPARE(a.group(), 128);
+        cuda::DeviceLinear i8 = cuda::DeviceLinear::upload(w, n, k, WeightFormat::INT8);
+        QCOMPARE(i8.device_bytes(), std::size_t(n) * (208 + 2));  // rows padded to 16 bytes
+        cuda::DeviceLinear b16 = cuda::DeviceLinear::upload(w, n, k, WeightFormat::BF16);
+        QCOMPARE(b16.device_bytes(), std::size_t(n) * k * 2);
+        cuda::DeviceLinear moved = std::move(a);
+        QCOMPARE(moved.n(), n);
+        QCOMPARE(moved.format(), WeightFormat::INT4);
+        QCOMPARE(a.n(), 0);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+        QCOMPARE(a.device_bytes(), std::size_t(0));
+        QCOMPARE(cuda::linear_workspace_bytes(moved, 64), std::size_t(n) * 256 * 2);
+        QCOMPARE(cuda::linear_workspace_bytes(b16, 64), std::size_t(0));
+    }
+
+    void errors() {
+        const std::vector<float> w(64 * 128, 0.5f);
+        cuda::DeviceLinear b16 = cuda::DeviceLinear::upload(w, 64, 128, WeightFormat::BF16);
+        cuda::DeviceLinear i4 = cuda::DeviceLinear::upload(w, 64, 128, WeightFormat::INT4);
+        __half* hx = nullptr;
+        QCOMPARE(cudaMalloc(&hx, 64 * 128 * sizeof(__half)), cudaSuccess);
+        __half* hy = hx + 64 * 64;  // separate halves of one buffer (m = 2 needs 2·128 and 2·64)
+        // BF16 weights with fp16 activations.
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::linear<__half>(b16, hx, hy, 2, ctx_, nullptr));
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::linear<__half>(i4, hx, hy, -1, ctx_, nullptr));
+        cuda::linear<__half>(i4, hx, hy, 0, ctx_, nullptr);  // nothing to do
+        cuda::DeviceLinear empty;
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::linear<__half>(empty, hx, hy, 1, ctx_, nullptr));
+        // The prefill path needs a cuBLAS handle and room for one dequantised row.
+        cuda::LinearContext bare;
+        bare.gemv_max_m = 0;
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::linear<__half>(i4, hx, hy, 2, bare, nullptr));
+        cuda::LinearContext tiny = cuda::LinearContext::create(100);
+        tiny.gemv_max_m = 0;
+        try {
+            cuda::linear<__half>(i4, hx, hy, 2, tiny, nullptr);
+            QFAIL("a 100-byte workspace was accepted");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("256 bytes"), e.what());
+        }
+        // The GEMV path needs neither.
+        bare.gemv_max_m = 16;
+        cuda::linear<__half>(i4, hx, hy, 2, bare, nullptr);
+        QCOMPARE(cudaDeviceSynchronize(), cudaSuccess);
+        cudaFree(hx);
+
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::DeviceLinear::upload(w, 64, 127, WeightFormat::INT8));
+        std::vector<float> big(4, 1e6f);
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::DeviceLinear::upload(big, 2, 2, WeightFormat::FP16));
+        QuantizedInt4 odd_group = quantize_int4(w, 64, 128, 16);
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::DeviceLinear::upload(odd_group));
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::DeviceLinear::upload_16bit(std::vector<uint16_t>(4),
+                                                                         2, 2, WeightFormat::INT8));
+    }
+};
+
+int main(int argc, char** argv) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::puts("no CUDA device: skipped");
+        return 77;
+    }
+    TestGpuLinear test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "gpu_test_linear.moc"

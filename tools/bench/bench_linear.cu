@@ -1,0 +1,221 @@
+// Benchmark of the GPU linear layers (engine/cuda/linear_cuda.*): time per call, effective
+// bandwidth (weight + activation bytes / time) against the device's measured copy bandwidth,
+// and TFLOP/s, for every weight format, several batch sizes m and both INT paths (GEMV and
+// dequantise + cuBLAS). The crossover of the two INT paths is what kGemvMaxM is set from.
+//
+// Build (from the repository root; not part of the CMake build):
+//   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
+//        engine/cuda/linear_cuda.cu engine/quant/quantize.cpp engine/model/dtype.cpp \
+//        -lcublas -o bench_linear
+// Run: ./bench_linear [--shapes NxK,NxK,...] [--m 1,8,64] [--fp16]
+//   default shapes 4096x4096 and 12288x4096 (gate/up-like), 4096x12288 (down-like); default m
+//   1,2,4,8,12,16,24,32,64; activations bf16 unless --fp16.
+//
+// Method: each configuration's calls cycle over enough copies of the weight to exceed the L2
+// cache (so weights come from device memory as in a real model), are captured in a CUDA graph
+// (so launch gaps do not count), and the median of 7 timed graph launches is reported.
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda/linear_cuda.h"
+#include "mtdesk/quant/quantize.h"
+
+using namespace mtdesk;
+using cuda::WeightFormat;
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+        std::exit(1);
+    }
+}
+
+std::vector<int> parse_list(const std::string& s) {
+    std::vector<int> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        out.push_back(std::stoi(item));
+    return out;
+}
+
+// Device copy bandwidth, bytes read + written per second.
+double copy_bandwidth() {
+    const std::size_t bytes = std::size_t(1) << 30;
+    void *a = nullptr, *b = nullptr;
+    check(cudaMalloc(&a, bytes), "cudaMalloc");
+    check(cudaMalloc(&b, bytes), "cudaMalloc");
+    check(cudaMemset(a, 1, bytes), "cudaMemset");
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int i = 0; i < 2; ++i)
+        cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    std::vector<float> ms;
+    for (int i = 0; i < 5; ++i) {
+        cudaEventRecord(e0);
+        cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float t = 0;
+        cudaEventElapsedTime(&t, e0, e1);
+        ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    cudaFree(a);
+    cudaFree(b);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
+}
+
+template <typename T>
+double time_calls(const std::vector<cuda::DeviceLinear>& copies, const T* x, T* y, int m,
+                  cuda::LinearContext& ctx, cudaStream_t stream) {
+    const int iters = std::max<int>(copies.size(), 40);
+    // Warm up outside the graph (cuBLAS picks and loads its kernels here).
+    for (int i = 0; i < 3; ++i)
+        cuda::linear<T>(copies[i % copies.size()], x, y, m, ctx, stream);
+    check(cudaStreamSynchronize(stream), "warm-up");
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "begin capture");
+    for (int i = 0; i < iters; ++i)
+        cuda::linear<T>(copies[i % copies.size()], x, y, m, ctx, stream);
+    check(cudaStreamEndCapture(stream, &graph), "end capture");
+    check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    check(cudaGraphLaunch(exec, stream), "graph launch");
+    std::vector<float> ms;
+    for (int rep = 0; rep < 7; ++rep) {
+        cudaEventRecord(e0, stream);
+        cudaGraphLaunch(exec, stream);
+        cudaEventRecord(e1, stream);
+        check(cudaEventSynchronize(e1), "graph run");
+        float t = 0;
+        cudaEventElapsedTime(&t, e0, e1);
+        ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    return ms[ms.size() / 2] * 1e-3 / iters;  // seconds per call
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
+    std::vector<int> ms = {1, 2, 4, 8, 12, 16, 24, 32, 64};
+    bool fp16 = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--m" && i + 1 < argc) {
+            ms = parse_list(argv[++i]);
+        } else if (a == "--shapes" && i + 1 < argc) {
+            shapes.clear();
+            std::stringstream ss(argv[++i]);
+            std::string item;
+            while (std::getline(ss, item, ',')) {
+                const auto x = item.find('x');
+                shapes.emplace_back(std::stoi(item.substr(0, x)), std::stoi(item.substr(x + 1)));
+            }
+        } else if (a == "--fp16") {
+            fp16 = true;
+        } else {
+            std::fprintf(stderr, "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16]\n", argv[0]);
+            return 2;
+        }
+    }
+
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    const double copy_bw = copy_bandwidth();
+    std::printf("device: %s, %d SMs, L2 %d MiB; copy bandwidth %.0f GB/s (read + write)\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, copy_bw / 1e9);
+    std::printf("activations: %s; GB/s counts weight + x + y bytes once per call\n\n",
+                fp16 ? "fp16" : "bf16");
+    std::printf("%-12s %-5s %4s %-8s %10s %9s %6s %8s\n", "n x k", "fmt", "m", "path", "us/call",
+                "GB/s", "%copy", "TFLOP/s");
+
+    cudaStream_t stream;
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    const int max_m = *std::max_element(ms.begin(), ms.end());
+    std::size_t ws_bytes = 0;
+    for (auto [n, k] : shapes)
+        ws_bytes = std::max(ws_bytes, std::size_t(n) * (k + 128) * 2);
+    cuda::LinearContext ctx = cuda::LinearContext::create(ws_bytes + (64u << 20));
+
+    std::mt19937 rng(1);
+    std::normal_distribution<float> dist(0.0f, 0.02f);
+    for (auto [n, k] : shapes) {
+        std::vector<float> w(std::size_t(n) * k);
+        for (float& v : w)
+            v = dist(rng);
+        std::vector<uint16_t> xbits(std::size_t(max_m) * k);
+        for (std::size_t i = 0; i < xbits.size(); ++i) {
+            const float v = dist(rng) * 50;
+            xbits[i] = fp16 ? fp32_to_fp16_bits(v)
+                            : static_cast<uint16_t>(std::bit_cast<uint32_t>(v) >> 16);
+        }
+        void *x = nullptr, *y = nullptr;
+        check(cudaMalloc(&x, xbits.size() * 2), "cudaMalloc x");
+        check(cudaMalloc(&y, std::size_t(max_m) * n * 2), "cudaMalloc y");
+        check(cudaMemcpy(x, xbits.data(), xbits.size() * 2, cudaMemcpyHostToDevice), "copy x");
+
+        for (WeightFormat f : {fp16 ? WeightFormat::FP16 : WeightFormat::BF16, WeightFormat::INT8,
+                               WeightFormat::INT4}) {
+            std::vector<cuda::DeviceLinear> copies;
+            QuantizedTensor q;
+            if (f == WeightFormat::INT8) q = quantize_int8(w, n, k);
+            if (f == WeightFormat::INT4) q = quantize_int4(w, n, k);
+            const bool is_int = f == WeightFormat::INT8 || f == WeightFormat::INT4;
+            // Copies enough to exceed L2 four times over.
+            std::size_t total = 0;
+            while (total < 4 * std::size_t(prop.l2CacheSize) || copies.size() < 2) {
+                copies.push_back(is_int ? cuda::DeviceLinear::upload(q)
+                                        : cuda::DeviceLinear::upload(w, n, k, f));
+                total += copies.back().device_bytes();
+            }
+            const std::size_t wbytes = copies.front().device_bytes();
+            for (int m : ms) {
+                for (int path = 0; path < (is_int ? 2 : 1); ++path) {
+                    ctx.gemv_max_m = path == 0 ? (1 << 30) : 0;
+                    const double s =
+                        fp16 ? time_calls(copies, static_cast<const __half*>(x),
+                                          static_cast<__half*>(y), m, ctx, stream)
+                             : time_calls(copies, static_cast<const __nv_bfloat16*>(x),
+                                          static_cast<__nv_bfloat16*>(y), m, ctx, stream);
+                    const double bytes = double(wbytes) + 2.0 * m * (double(k) + n);
+                    const std::string path_name = !is_int     ? "cublas"
+                                                  : path == 0 ? "gemv"
+                                                              : "deq+gemm";
+                    std::printf("%5dx%-6d %-5s %4d %-8s %10.2f %9.0f %5.0f%% %8.2f\n", n, k,
+                                cuda::format_name(f), m, path_name.c_str(), s * 1e6,
+                                bytes / s / 1e9, 100.0 * bytes / s / copy_bw,
+                                2.0 * m * n * k / s / 1e12);
+                }
+            }
+            std::fflush(stdout);
+        }
+        cudaFree(x);
+        cudaFree(y);
+    }
+    cudaStreamDestroy(stream);
+    return 0;
+}
