@@ -6,6 +6,8 @@
 #include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
+#include "mtdesk/translate/casing_guard.h"
+#include "mtdesk/translate/glossary.h"
 #include "mtdesk/translate/segmenter.h"
 
 namespace mtdesk {
@@ -78,7 +80,14 @@ SamplingParams Translator::recommended_sampling() const {
 std::vector<int32_t> Translator::encode_prompt(const PromptRequest& request) const {
     // The user's text must not be able to inject control tokens: the template text (with its
     // special tokens) and the user message are encoded separately.
-    const std::string user = build_translation_prompt(request, style_);
+    std::string user;
+    if (style_ == PromptStyle::HunyuanMT && !request.glossary.empty()) {
+        PromptRequest without = request;  // glossary only checked, see translate()
+        without.glossary.clear();
+        user = build_translation_prompt(without, style_);
+    } else {
+        user = build_translation_prompt(request, style_);
+    }
     static constexpr std::string_view kMarker = "\x01mtdesk-user\x01";
     const std::string rendered = chat_template_.render(kMarker);
     const auto at = rendered.find(kMarker);
@@ -104,6 +113,18 @@ int Translator::source_budget(const PromptRequest& request) const {
 TranslationResult Translator::translate(const PromptRequest& request,
                                         const TranslateOptions& options,
                                         const TextCallback& on_text) {
+    // Only the entries this segment needs: a long glossary must not bloat every prompt.
+    PromptRequest narrowed = request;
+    narrowed.glossary = Glossary::entries_in(request.text, request.glossary);
+    TranslationResult result = translate_segment(narrowed, options, on_text);
+    if (result.generation.finish != FinishReason::Cancelled)
+        result.missing_terms = Glossary::check(result.text, narrowed.glossary);
+    return result;
+}
+
+TranslationResult Translator::translate_segment(const PromptRequest& request,
+                                                const TranslateOptions& options,
+                                                const TextCallback& on_text) {
     auto count = [this](std::string_view s) {
         return static_cast<int>(tokenizer_->encode(s).size());
     };
@@ -122,6 +143,7 @@ TranslationResult Translator::translate(const PromptRequest& request,
         const auto e = piece.find_last_not_of(" \t");
         PromptRequest part = request;
         part.text = std::string(piece.substr(b, e - b + 1));
+        part.glossary = Glossary::entries_in(part.text, request.glossary);
         if (!first && !joined_without_spaces) {
             all.text += ' ';
             if (on_text && !on_text(" ")) break;
@@ -174,6 +196,7 @@ TranslationResult Translator::translate_piece(const PromptRequest& request,
         if (on_text) on_text(tail);
     }
     result.text = clean_translation_output(raw, request.formatted);
+    if (options.casing_guard) result.text = apply_casing_guard(request.text, result.text);
     return result;
 }
 
@@ -205,25 +228,29 @@ std::vector<TextLine> split_lines(std::string_view text) {
 
 std::string Translator::translate_lines(const PromptRequest& request,
                                         const TranslateOptions& options,
-                                        const TextCallback& on_text) {
+                                        const TextCallback& on_text, const LineCallback& on_line) {
     std::string out;
     bool cancelled = false;
     auto emit = [&](std::string_view s) {
         out.append(s);
         if (on_text && !cancelled && !on_text(s)) cancelled = true;
     };
-    for (const TextLine& line : split_lines(request.text)) {
+    const std::vector<TextLine> lines = split_lines(request.text);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const TextLine& line = lines[i];
         if (cancelled) break;
         emit(line.indent);
+        std::optional<TranslationResult> r;
         if (!line.body.empty()) {
             PromptRequest segment = request;
             segment.text = std::string(line.body);
-            TranslationResult r = translate(segment, options);
-            emit(single_line(r.text));
-            if (r.generation.finish == FinishReason::Cancelled) cancelled = true;
+            r = translate(segment, options);
+            emit(single_line(r->text));
+            if (r->generation.finish == FinishReason::Cancelled) cancelled = true;
         }
         emit(line.trailing);
         emit(line.eol);
+        if (on_line && r) on_line(i, *r);  // after the line end, for messages between lines
     }
     return out;
 }

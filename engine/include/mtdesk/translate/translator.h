@@ -24,6 +24,9 @@ struct TranslateOptions {
     /// Upper bound on generated tokens per segment. The effective bound is also limited to
     /// 4 × (source tokens) + 32, so garbled input cannot make the model run away.
     int max_new_tokens = 1024;
+    /// Restore the source's casing of brand names, acronyms and mixed-case words in the
+    /// translation (apply_casing_guard, casing_guard.h), after the output clean-up.
+    bool casing_guard = true;
 };
 
 /// Receives translated text as it is generated (complete UTF-8 pieces). Return false to cancel.
@@ -33,7 +36,14 @@ struct TranslationResult {
     std::string text;  ///< cleaned translation
     GenerationResult generation;
     int prompt_tokens = 0;
+    /// The glossary entries of the request (those whose source term occurs in the segment)
+    /// whose target term the translation lacks (Glossary::check); empty when cancelled.
+    std::vector<GlossaryEntry> missing_terms;
 };
+
+/// Called by translate_lines after each translated line: its index in the text (0-based,
+/// counting blank lines too) and its result.
+using LineCallback = std::function<void(std::size_t line, const TranslationResult& result)>;
 
 /// A model, its tokenizer and chat template, ready to translate one segment at a time.
 class Translator {
@@ -52,21 +62,33 @@ class Translator {
     /// Hunyuan-MT's (top_k 20, top_p 0.6, repetition_penalty 1.05, temperature 0.7).
     SamplingParams recommended_sampling() const;
 
-    /// Token ids of the full prompt (chat template around the translation prompt).
+    /// Token ids of the full prompt (chat template around the translation prompt). With
+    /// PromptStyle::HunyuanMT the glossary is left out of the prompt (Hunyuan-MT-7B was not
+    /// trained with terminology prompts).
     std::vector<int32_t> encode_prompt(const PromptRequest& request) const;
 
     /// Translates one segment. A segment longer than source_budget() tokens is cut at sentence
     /// boundaries (then spaces, then characters) and translated piece by piece, the pieces
     /// joined with a space (without one for Chinese and Japanese targets). Throws Error for a
     /// missing target.
+    ///
+    /// Glossary: the Translator holds none; callers put the candidate entries in
+    /// request.glossary, normally Glossary::matching_entries() of the text (glossary.h). Only
+    /// the entries whose source term occurs in the segment (in each piece, for a long one) go
+    /// into the terminology prompt, and the result's missing_terms lists those whose target
+    /// term the translation lacks — also with PromptStyle::HunyuanMT, whose prompt has no
+    /// glossary. options.casing_guard runs after the clean-up (the streamed pieces given to
+    /// on_text are the model's raw output).
     TranslationResult translate(const PromptRequest& request, const TranslateOptions& options,
                                 const TextCallback& on_text = {});
 
     /// Translates a multi-line text line by line (1:1): blank lines and each line's leading and
     /// trailing whitespace are kept as they are; only non-blank lines go to the model, and line
-    /// breaks inside a line's translation become spaces.
+    /// breaks inside a line's translation become spaces. request.glossary may hold the whole
+    /// text's entries: each line keeps its own (see translate()). `on_line` (optional) gets
+    /// each translated line's result, e.g. for its missing glossary terms.
     std::string translate_lines(const PromptRequest& request, const TranslateOptions& options,
-                                const TextCallback& on_text = {});
+                                const TextCallback& on_text = {}, const LineCallback& on_line = {});
 
     /// Most source tokens translated in one prompt: what fits the model's positions with the
     /// output bound (4 × source + 32), at most 1024.
@@ -78,6 +100,10 @@ class Translator {
     const std::vector<int32_t>& stop_tokens() const noexcept { return stop_tokens_; }
 
   private:
+    /// translate() without the glossary narrowing and check.
+    TranslationResult translate_segment(const PromptRequest& request,
+                                        const TranslateOptions& options,
+                                        const TextCallback& on_text);
     /// One prompt's worth: `source_tokens` is the token count of request.text (for the bound).
     TranslationResult translate_piece(const PromptRequest& request, const TranslateOptions& options,
                                       const TextCallback& on_text, int source_tokens);
