@@ -1,6 +1,7 @@
 // mtdesk translate: stdin -> stdout, or files -> translated copies next to them.
 
 #include <QCommandLineParser>
+#include <QDir>
 #include <QFile>
 
 #include <unistd.h>
@@ -12,10 +13,13 @@
 #include "cli_commands.h"
 #include "demo_model.h"
 #include "documents/document.h"
+#include "documents/placeholders.h"
 #include "mtdesk/error.h"
+#include "mtdesk/translate/glossary.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translator.h"
 #include "output_path.h"
+#include "progress_bar.h"
 
 namespace mtdesk::app {
 namespace {
@@ -43,17 +47,67 @@ std::string model_option(const QCommandLineParser& p) {
                                             : default_model_dir();
 }
 
+// One warning per segment whose translation lacks glossary terms ("where": "stdin: line 3").
+void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntry>& missing) {
+    if (missing.empty()) return;
+    std::string terms;
+    for (const GlossaryEntry& e : missing)
+        terms += (terms.empty() ? "\"" : ", \"") + e.source + "\" -> \"" + e.target + "\"";
+    std::fprintf(stderr, "mtdesk: %s: glossary term%s missing from the translation: %s\n",
+                 where.c_str(), missing.size() > 1 ? "s" : "", terms.c_str());
+}
+
+// Whether tagged segments (inline markup) go to the model whole with HY-MT1.5's formatted
+// prompt (--formatted). Models not trained with it (the demo model) answer it with nonsense.
+bool use_formatted_prompt(const QCommandLineParser& p, const std::string& model_dir,
+                          PromptStyle style) {
+    const QString when = p.value(QStringLiteral("formatted"));
+    if (when == QLatin1String("no")) return false;
+    if (when == QLatin1String("yes")) {
+        if (style != PromptStyle::HyMt15)
+            throw Error("--formatted yes needs an HY-MT1.5 model (see --prompt-style)");
+        return true;
+    }
+    if (when != QLatin1String("auto")) throw Error("--formatted must be yes, no or auto");
+    const QString name = QDir(QString::fromStdString(model_dir)).dirName();
+    return style == PromptStyle::HyMt15 &&
+           name.contains(QLatin1String("HY-MT"), Qt::CaseInsensitive);
+}
+
+// Segments whose translation lost or gained a placeholder (%s, {name}, a tag, a URL): PO
+// files mark them fuzzy themselves; here they are counted, with the first few named.
+void report_placeholders(const QString& file,
+                         const std::vector<documents::PlaceholderIssue>& issues) {
+    if (issues.empty()) return;
+    std::string detail;
+    for (std::size_t k = 0; k < issues.size() && k < 3; ++k) {
+        const documents::PlaceholderIssue& issue = issues[k];
+        std::string what;
+        for (const std::string& m : issue.missing)
+            what += (what.empty() ? "lost " : ", ") + m;
+        for (const std::string& a : issue.added)
+            what += (what.empty() ? "added " : ", added ") + a;
+        detail += (detail.empty() ? "" : "; ") + std::string("segment ") +
+                  std::to_string(issue.segment + 1) + ": " + what;
+    }
+    if (issues.size() > 3) detail += "; ...";
+    std::fprintf(stderr, "mtdesk: %s: %zu segment%s may have lost placeholders (%s)\n",
+                 qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
+}
+
 }  // namespace
 
 int cmd_translate(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Translates text from stdin to stdout, or each FILE into FILE.<LANG>.<ext> next to it "
-        "(never over an existing file). Documents (.txt in any encoding, .md, .srt, .vtt, .po) "
-        "keep their structure: only the text is translated, segment by segment."));
+        "(never over an existing file). Documents (.txt in any encoding, .md, .srt, .vtt, .po, "
+        ".html, .docx, Qt .ts) keep their structure: only the text is translated, segment by "
+        "segment. The text of a .pdf is translated into FILE.<LANG>.txt."));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("FILE"),
-                            QStringLiteral("Documents: .txt, .md, .srt, .vtt, .po"),
+                            QStringLiteral("Documents: .txt, .md, .srt, .vtt, .po, .html, "
+                                           ".docx, .ts, .pdf"),
                             QStringLiteral("[FILE...]"));
     p.addOptions({
         {{QStringLiteral("m"), QStringLiteral("model")},
@@ -79,6 +133,29 @@ int cmd_translate(const QStringList& args) {
         {QStringLiteral("prompt-style"),
          QStringLiteral("hunyuan-mt or hy-mt1.5 (default: from the model directory's name)."),
          QStringLiteral("STYLE")},
+        {QStringLiteral("formatted"),
+         QStringLiteral("yes, no or auto. yes: a document segment with inline markup (HTML "
+                        "tags, Word formatting) is translated whole with HY-MT1.5's "
+                        "formatted-translation prompt, and piece by piece only when the result "
+                        "loses a tag; no: the text between the tags is translated piece by "
+                        "piece. auto: yes when the model directory's name contains HY-MT (the "
+                        "models trained with that prompt)."),
+         QStringLiteral("WHEN"), QStringLiteral("auto")},
+        {QStringLiteral("glossary"),
+         QStringLiteral(
+             "Glossary (terminology), a UTF-8 TSV or CSV file (.tsv: tabs, .csv: commas, other "
+             "names: tabs when the first line has one). Each row is 'source<TAB>target' for the "
+             "--from/--to pair, or 'src_lang<TAB>tgt_lang<TAB>source<TAB>target' (an empty "
+             "language means --from/--to, or any language without them). An optional first "
+             "row of column names (src_lang, tgt_lang, source, target) sets the column order; "
+             "fields may be quoted as in CSV (\"a, b\", \"say \"\"hi\"\"\"). Terms found in a "
+             "segment (case-insensitive, whole words) go into the model's terminology prompt "
+             "(HY-MT1.5); a translation that lacks a term gets a warning on stderr."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("no-casing-guard"),
+         QStringLiteral("Keep the model's casing of brand names and acronyms. By default words "
+                        "of the source such as iPhone, GitHub, macOS, NASA keep their exact "
+                        "casing in the translation.")},
     });
     if (!p.parse(args)) {
         std::fprintf(stderr, "mtdesk translate: %s\n", qPrintable(p.errorText()));
@@ -100,6 +177,13 @@ int cmd_translate(const QStringList& args) {
     if (request.source == request.target)
         throw Error("--from and --to are the same language (" +
                     std::string(request.target->english_name) + ")");
+    // Read before the model loads, so a broken glossary is reported at once.
+    const std::string source_lang = request.source ? std::string(request.source->code) : "";
+    const std::string target_lang(request.target->code);
+    Glossary glossary;
+    if (p.isSet(QStringLiteral("glossary")))
+        glossary = Glossary::read(p.value(QStringLiteral("glossary")).toStdString(),
+                                  {source_lang, target_lang});
 
     std::optional<PromptStyle> style;
     if (p.isSet(QStringLiteral("prompt-style"))) {
@@ -112,6 +196,7 @@ int cmd_translate(const QStringList& args) {
             throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
     }
     auto translator = Translator::open_cpu(model_dir, style);
+    const bool formatted_prompt = use_formatted_prompt(p, model_dir, translator->style());
 
     TranslateOptions options;
     options.sampling = p.isSet(QStringLiteral("greedy")) ? SamplingParams::greedy_decoding()
@@ -139,54 +224,72 @@ int cmd_translate(const QStringList& args) {
     if (!(sp.top_p > 0 && sp.top_p <= 1)) throw Error("--top-p must be in (0, 1] (1 = off)");
     if (!(sp.repetition_penalty > 0)) throw Error("--repetition-penalty must be > 0 (1 = off)");
     if (options.max_new_tokens < 1) throw Error("--max-tokens must be at least 1");
+    options.casing_guard = !p.isSet(QStringLiteral("no-casing-guard"));
 
     const QStringList files = p.positionalArguments();
     if (files.isEmpty()) {
         request.text = read_stdin();
-        translator->translate_lines(request, options, [](std::string_view piece) {
-            std::fwrite(piece.data(), 1, piece.size(), stdout);
-            std::fflush(stdout);
-            return true;
-        });
+        request.glossary = glossary.matching_entries(request.text, source_lang, target_lang);
+        translator->translate_lines(
+            request, options,
+            [](std::string_view piece) {
+                std::fwrite(piece.data(), 1, piece.size(), stdout);
+                std::fflush(stdout);
+                return true;
+            },
+            [](std::size_t line, const TranslationResult& result) {
+                warn_missing_terms("stdin: line " + std::to_string(line + 1), result.missing_terms);
+            });
         return 0;
     }
-    const bool show_progress = isatty(fileno(stderr)) != 0;
+    ProgressBar bar(stderr, isatty(fileno(stderr)) != 0);
     const QString target_code = QString::fromUtf8(
         request.target->code.data(), static_cast<qsizetype>(request.target->code.size()));
     int failures = 0;
     for (const QString& file : files) {
-        bool progress_open = false;  // a progress line waits for its end
         try {
             const documents::DocumentFormat* format = nullptr;
-            const documents::Document doc = documents::read_document(file, &format);
-            const QByteArray name = file.toLocal8Bit();
-            auto progress = [&](std::size_t done, std::size_t total) {
-                if (!show_progress) return;
-                std::fprintf(stderr, "\r%s: %zu/%zu segments", name.constData(), done, total);
-                progress_open = true;
-            };
-            progress(0, doc.segments.size());
+            documents::Document doc = documents::read_document(file, &format);
+            doc.target_language = target_lang;
+            bar.start(file.toStdString(), doc.segments.size());
+            auto progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
+            std::vector<std::pair<std::size_t, std::vector<GlossaryEntry>>> missing;
+            std::size_t segment_number = 0;
             const std::vector<std::string> translations = documents::translate_segments(
                 doc,
-                [&](const std::string& segment) {
+                [&](const std::string& segment, bool formatted) {
                     PromptRequest r = request;
                     r.text = segment;
-                    return translator->translate(r, options).text;
+                    // Segments with format tags (HTML inline markup, Word runs): HY-MT1.5's
+                    // formatted prompt; a result that loses a tag is redone run by run.
+                    r.formatted = formatted;
+                    r.glossary = glossary.matching_entries(segment, source_lang, target_lang);
+                    TranslationResult result = translator->translate(r, options);
+                    ++segment_number;
+                    if (!result.missing_terms.empty())
+                        missing.emplace_back(segment_number, std::move(result.missing_terms));
+                    return result.text;
                 },
-                progress);
-            if (progress_open) std::fputs("\n", stderr);
-            progress_open = false;
+                progress, formatted_prompt);
+            bar.finish();
+            for (const auto& [number, entries] : missing)  // after the progress line
+                warn_missing_terms(file.toStdString() + ": segment " + std::to_string(number),
+                                   entries);
             const QByteArray out = format->write(doc, translations);
-            const QString target = translated_output_path(file, target_code);
+            const QString target = translated_output_path(
+                file, target_code, QString::fromStdString(format->output_extension()));
             write_new_file_atomically(target, out);
-            std::fprintf(stderr, "%s -> %s\n", qPrintable(file), qPrintable(target));
+            std::fprintf(stderr, "%s -> %s (%zu segments, %s)\n", qPrintable(file),
+                         qPrintable(target), doc.segments.size(),
+                         format_duration(bar.elapsed()).c_str());
+            report_placeholders(file, documents::check_placeholders(doc, translations));
         } catch (const FileError& e) {
             // One broken file does not stop the others.
-            if (progress_open) std::fputs("\n", stderr);
+            bar.finish();
             std::fprintf(stderr, "mtdesk: %s\n", e.what());
             ++failures;
         } catch (const Error& e) {
-            if (progress_open) std::fputs("\n", stderr);
+            bar.finish();
             std::fprintf(stderr, "mtdesk: %s: %s\n", qPrintable(file), e.what());
             ++failures;
         }

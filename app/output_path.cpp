@@ -7,7 +7,8 @@
 
 namespace mtdesk::app {
 
-QString translated_output_path(const QString& source_path, const QString& target_code) {
+QString translated_output_path(const QString& source_path, const QString& target_code,
+                               const QString& extension) {
     const QFileInfo info(source_path);
     const QString dir = info.path();
     const QString base = info.completeBaseName();
@@ -15,7 +16,8 @@ QString translated_output_path(const QString& source_path, const QString& target
         info.suffix().isEmpty() ? QString() : QStringLiteral(".") + info.suffix();
     // A hidden file such as ".profile" has an empty base name: keep the whole name as the stem.
     const QString stem = base.isEmpty() ? info.fileName() : base;
-    const QString ext = base.isEmpty() ? QString() : suffix;
+    const QString ext = !extension.isEmpty() ? QStringLiteral(".") + extension
+                                             : (base.isEmpty() ? QString() : suffix);
     QString candidate = QStringLiteral("%1/%2.%3%4").arg(dir, stem, target_code, ext);
     for (int n = 2; QFileInfo::exists(candidate); ++n)
         candidate = QStringLiteral("%1/%2.%3 (%4)%5").arg(dir, stem, target_code).arg(n).arg(ext);

@@ -8,8 +8,10 @@ namespace mtdesk::app {
 
 /// "dir/notes.txt" + "zh" -> "dir/notes.zh.txt"; when that exists, "dir/notes.zh (2).txt",
 /// "dir/notes.zh (3).txt", ... the first name that does not exist. A source without an
-/// extension gets "name.zh".
-QString translated_output_path(const QString& source_path, const QString& target_code);
+/// extension gets "name.zh". `extension` (without the dot), when given, replaces the source's
+/// for outputs of another type: "dir/paper.pdf" + "de" + "txt" -> "dir/paper.de.txt".
+QString translated_output_path(const QString& source_path, const QString& target_code,
+                               const QString& extension = {});
 
 /// Writes `data` to `path` atomically (QSaveFile: a temporary file renamed into place on
 /// success). Refuses to replace an existing file. Throws mtdesk::FileError naming the file.

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "documents/formats.h"
+#include "documents/tagged.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/prompt.h"
 
@@ -84,6 +85,11 @@ void Document::add_literal(std::string_view text) {
         skeleton.push_back({std::string(text), -1});
 }
 
+void Document::set_tagged(std::size_t index) {
+    if (tagged.size() <= index) tagged.resize(index + 1, false);
+    tagged[index] = true;
+}
+
 int Document::add_segment(std::string text) {
     const int index = static_cast<int>(segments.size());
     segments.push_back(std::move(text));
@@ -149,7 +155,8 @@ QByteArray DocumentFormat::write(const Document& doc,
 namespace {
 const std::vector<const DocumentFormat*>& registry() {
     static const std::vector<const DocumentFormat*> formats = {
-        &text_format(), &markdown_format(), &srt_format(), &vtt_format(), &po_format()};
+        &text_format(), &markdown_format(), &srt_format(), &vtt_format(), &po_format(),
+        &html_format(), &docx_format(),     &ts_format(),  &pdf_format()};
     return formats;
 }
 }  // namespace
@@ -196,8 +203,31 @@ std::vector<std::string> translate_segments(
     const std::function<void(std::size_t, std::size_t)>& progress) {
     std::vector<std::string> out;
     out.reserve(doc.segments.size());
-    for (const std::string& s : doc.segments) {
-        out.push_back(translate(s));
+    for (std::size_t i = 0; i < doc.segments.size(); ++i) {
+        const std::string& s = doc.segments[i];
+        out.push_back(doc.is_tagged(i) ? translate_runs(s, translate) : translate(s));
+        if (progress) progress(out.size(), doc.segments.size());
+    }
+    return out;
+}
+
+std::vector<std::string> translate_segments(
+    const Document& doc, const FormattedTranslate& translate,
+    const std::function<void(std::size_t, std::size_t)>& progress, bool formatted_prompt) {
+    const auto plain = [&](const std::string& s) { return translate(s, false); };
+    std::vector<std::string> out;
+    out.reserve(doc.segments.size());
+    for (std::size_t i = 0; i < doc.segments.size(); ++i) {
+        const std::string& s = doc.segments[i];
+        if (!doc.is_tagged(i)) {
+            out.push_back(translate(s, false));
+        } else if (!formatted_prompt) {
+            out.push_back(translate_runs(s, plain));
+        } else {
+            std::string t = translate(s, true);
+            // The model may drop or move a tag; the run-by-run translation cannot.
+            out.push_back(usable_formatted(s, t) ? std::move(t) : translate_runs(s, plain));
+        }
         if (progress) progress(out.size(), doc.segments.size());
     }
     return out;

@@ -7,6 +7,10 @@
 // segments can be batched in any order) and writing puts every translation into its slot and
 // leaves everything else (markup, timings, code, msgids, blank lines, line ends) byte for byte
 // as it was. write(read(x), segments) == x for every format: that is what the tests check.
+// The exceptions by nature: .po and .ts fill their empty translations (with the source text,
+// then), .docx is a new zip archive with the same members, a legacy-encoded file is written as
+// UTF-8, and a PDF's translation is plain text. Formats whose markup the model should see
+// (HTML inline tags, Word runs) give segments with format tags (documents/tagged.h).
 
 #include <QByteArray>
 #include <QString>
@@ -33,6 +37,18 @@ struct Document {
     std::vector<std::string> segments;  ///< source text of each segment, UTF-8, trimmed
     std::vector<Piece> skeleton;
     std::shared_ptr<const FormatState> state;  ///< set by formats that need more than the skeleton
+    /// Segments whose text carries HY-MT1.5 format tags ("Click <s1>here</s1> now", see
+    /// documents/tagged.h): 1:1 with `segments`, or shorter (missing entries are false). The
+    /// translation of such a segment must have the same tags in the same order.
+    std::vector<bool> tagged;
+    /// Code of the translation's language ("de", "zh-Hant"), set by the caller before writing;
+    /// formats that record a document's language (.ts, HTML lang) write it. "" keeps theirs.
+    std::string target_language;
+
+    /// Whether segment `index` carries format tags.
+    bool is_tagged(std::size_t index) const { return index < tagged.size() && tagged[index]; }
+    /// Marks segment `index` as carrying format tags.
+    void set_tagged(std::size_t index);
 
     /// Adds literal text (merged with a preceding literal).
     void add_literal(std::string_view text);
@@ -63,6 +79,9 @@ class DocumentFormat {
     /// The translated file, UTF-8. Default: assemble().
     virtual QByteArray write(const Document& doc,
                              const std::vector<std::string>& translations) const;
+    /// Extension of the translated file (without the dot) when it differs from the source's:
+    /// "txt" for text taken out of a PDF. Default: "" (same as the source).
+    virtual std::string output_extension() const { return {}; }
 };
 
 /// The format for `path`'s extension (case-insensitive), or nullptr.
@@ -75,11 +94,28 @@ std::vector<std::string> supported_extensions();
 /// Reads and parses a file. Throws mtdesk::FileError naming it.
 Document read_document(const QString& path, const DocumentFormat** format = nullptr);
 
-/// Translates every segment with `translate` (called once per segment, in order); `progress`
+/// Translates every segment with `translate` (called once per segment, in order, and once per
+/// text run for a tagged segment); `progress`
 /// (optional) gets (done, total) after each. Returns the translations, 1:1 with doc.segments.
+/// A tagged segment (Document::is_tagged) is translated run by run: each text between its tags
+/// on its own, the tags kept, so the markup cannot break.
 std::vector<std::string> translate_segments(
     const Document& doc, const std::function<std::string(const std::string&)>& translate,
     const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+/// Translates one segment; `formatted` is true for a tagged segment, which is to be translated
+/// with HY-MT1.5's formatted-translation prompt (PromptRequest::formatted).
+using FormattedTranslate = std::function<std::string(const std::string& text, bool formatted)>;
+
+/// Same, for a translator that keeps format tags: a tagged segment is translated whole with
+/// `formatted` true; when the result lost, added or reordered a tag (or echoes the prompt, see
+/// usable_formatted()), it is translated again run by run (with `formatted` false), so a
+/// segment never loses or reorders markup. With `formatted_prompt` false (a model not trained
+/// with that prompt), tagged segments go run by run at once.
+std::vector<std::string> translate_segments(
+    const Document& doc, const FormattedTranslate& translate,
+    const std::function<void(std::size_t, std::size_t)>& progress = {},
+    bool formatted_prompt = true);
 
 /// Decoded text of a file: UTF-8, without byte-order mark.
 struct DecodedText {
