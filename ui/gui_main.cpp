@@ -5,18 +5,26 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
 #include <QPlainTextEdit>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 
+#include "document_queue.h"
 #include "i18n.h"
+#include "job_queue.h"
 #include "language_picker.h"
 #include "live_panel.h"
 #include "main_window.h"
+#include "mtdesk/translate/translation_engine.h"
 #include "settings.h"
 #include "settings_dialog.h"
 #include "translation_controller.h"
@@ -40,8 +48,132 @@ void wait_ms(int ms) {
     loop.exec();
 }
 
-// Renders the main window (with a finished translation) and the settings dialog (with a valid
-// and with an invalid model directory) to PNG files in `dir`, then returns.
+// For the document queue's picture: passes the first `allowed` jobs to `inner` and holds the
+// others unanswered (cancelled when asked, or when it goes), so that a document stays part-way.
+class HoldingEngine final : public TranslationEngine {
+  public:
+    HoldingEngine(std::shared_ptr<TranslationEngine> inner, int allowed)
+        : inner_(std::move(inner)), allowed_(allowed) {}
+    ~HoldingEngine() override {
+        for (auto& [id, callbacks] : held_)
+            if (callbacks.on_done) callbacks.on_done(cancelled());
+    }
+    uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        std::unique_lock lock(m_);
+        const uint64_t id = ++last_;
+        if (allowed_ == 0) {
+            held_[id] = std::move(callbacks);
+            return id;
+        }
+        --allowed_;
+        lock.unlock();
+        const uint64_t inner = inner_->submit(std::move(job), std::move(callbacks));
+        lock.lock();
+        passed_[id] = inner;
+        return id;
+    }
+    void cancel(uint64_t id) override {
+        std::unique_lock lock(m_);
+        if (auto it = held_.find(id); it != held_.end()) {
+            JobCallbacks callbacks = std::move(it->second);
+            held_.erase(it);
+            lock.unlock();
+            if (callbacks.on_done) callbacks.on_done(cancelled());
+        } else if (auto p = passed_.find(id); p != passed_.end()) {
+            const uint64_t inner = p->second;
+            lock.unlock();
+            inner_->cancel(inner);
+        }
+    }
+    int max_in_flight() const override { return 1; }
+    EngineStatistics statistics() const override { return inner_->statistics(); }
+    const Translator* translator() const noexcept override { return inner_->translator(); }
+
+  private:
+    static JobOutcome cancelled() {
+        JobOutcome o;
+        o.status = JobOutcome::Status::Cancelled;
+        return o;
+    }
+    std::shared_ptr<TranslationEngine> inner_;
+    std::mutex m_;
+    int allowed_;
+    uint64_t last_ = 0;
+    std::map<uint64_t, JobCallbacks> held_;
+    std::map<uint64_t, uint64_t> passed_;
+};
+
+bool write_file(const QString& path, const QByteArray& content) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(content) == content.size();
+}
+
+// The window with the document queue: a document done, one that failed with its message, one
+// running at 40 % and one queued, in the language of `from`.
+bool render_documents(MainWindow& window, TranslationController& controller, const QString& file,
+                      const QString& from) {
+    QTemporaryDir tmp;
+    if (!tmp.isValid()) return false;
+    const bool zh = from.startsWith(QLatin1String("zh"));
+    const QStringList names =
+        zh ? QStringList{QStringLiteral("欢迎.md"), QStringLiteral("字幕.srt"),
+                         QStringLiteral("用户指南.txt"), QStringLiteral("发行说明.txt")}
+           : QStringList{QStringLiteral("welcome.md"), QStringLiteral("subtitles.srt"),
+                         QStringLiteral("user-guide.txt"), QStringLiteral("release-notes.txt")};
+    const QStringList lines =
+        zh ? QStringList{QStringLiteral("打开文件。"), QStringLiteral("保存更改。"),
+                         QStringLiteral("关闭窗口。"), QStringLiteral("打印文档。"),
+                         QStringLiteral("检查更新。"), QStringLiteral("选择语言。"),
+                         QStringLiteral("下载完成。"), QStringLiteral("设置已保存。"),
+                         QStringLiteral("网络错误。"), QStringLiteral("磁盘已满。")}
+           : QStringList{
+                 QStringLiteral("Open the file."),     QStringLiteral("Save your changes."),
+                 QStringLiteral("Close the window."),  QStringLiteral("Print the document."),
+                 QStringLiteral("Check for updates."), QStringLiteral("Select a language."),
+                 QStringLiteral("Download complete."), QStringLiteral("Settings saved."),
+                 QStringLiteral("Network error."),     QStringLiteral("The disk is full.")};
+    QStringList paths;
+    for (const QString& name : names)
+        paths.append(tmp.filePath(name));
+    const QByteArray md =
+        "# " + lines[0].toUtf8() + "\n\n" + lines[1].toUtf8() + "\n\n- " + lines[2].toUtf8() + "\n";
+    const QByteArray srt = "1\n00:00:01,000 --> 00:00:04,000\n" + lines[3].toUtf8() +
+                           "\n\n2\n00:00:05,000 --> 00:00:0\n" + lines[4].toUtf8() + "\n";
+    const QByteArray guide = (lines.join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8();
+    const QByteArray notes = (lines.mid(5).join(QLatin1Char('\n')) + QLatin1Char('\n')).toUtf8();
+    if (!write_file(paths[0], md) || !write_file(paths[1], srt) || !write_file(paths[2], guide) ||
+        !write_file(paths[3], notes))
+        return false;
+
+    // 3 segments of the first document, then 4 of the guide's 10: the guide stops at 40 %.
+    app::JobQueue& queue = *window.jobQueue();
+    queue.setEngine(std::make_shared<HoldingEngine>(controller.engine(), 3 + 4));
+    window.resize(1180, 840);
+    window.addDocuments(paths);
+    const QList<app::DocumentJob> jobs = queue.jobs();
+    QElapsedTimer clock;
+    clock.start();
+    auto ready = [&] {
+        const auto guide_job = queue.job(jobs.value(2).id);
+        return queue.job(jobs.value(0).id)->state == app::JobState::Done &&
+               queue.job(jobs.value(1).id)->state == app::JobState::Failed && guide_job &&
+               guide_job->segments_done == 4;
+    };
+    while (jobs.size() == 4 && !ready() && clock.elapsed() < 120000)
+        wait_ms(20);
+    if (jobs.size() != 4 || !ready()) {
+        std::fputs("mtdesk: the document queue did not reach its picture's state\n", stderr);
+        return false;
+    }
+    wait_ms(1600);  // elapsed and remaining times tick
+    const bool ok = window.grab().save(file);
+    queue.setEngine(nullptr);
+    return ok;
+}
+
+// Renders the main window (with a finished translation), the settings dialog (with a valid
+// and with an invalid model directory) and the window with the document queue to PNG files in
+// `dir`, then returns.
 int render_screenshots(const QString& dir, const QString& model, const QString& language,
                        const QString& text, const QString& from, const QString& to) {
     QDir().mkpath(dir);
@@ -91,6 +223,9 @@ int render_screenshots(const QString& dir, const QString& model, const QString& 
     wait_ms(200);
     ok = dialog.grab().save(QDir(dir).filePath(QStringLiteral("settings-error") + suffix)) && ok;
     dialog.close();
+    ok = render_documents(window, controller,
+                          QDir(dir).filePath(QStringLiteral("documents") + suffix), from) &&
+         ok;
     window.close();
     return ok ? 0 : 1;
 }
@@ -137,8 +272,9 @@ int run_gui(int argc, char** argv) {
                                       QStringLiteral("LANG"));
     const QCommandLineOption screenshots(
         QStringLiteral("screenshots"),
-        QStringLiteral("Render the main window and the settings dialog to PNG files in DIR, then "
-                       "exit (needs --model; settings are kept apart from the user's)."),
+        QStringLiteral("Render the main window, the settings dialog and the document queue to PNG "
+                       "files in DIR, then exit (needs --model; settings and queue are kept "
+                       "apart from the user's)."),
         QStringLiteral("DIR"));
     const QCommandLineOption text(QStringLiteral("text"),
                                   QStringLiteral("Source text for --screenshots."),
@@ -159,12 +295,15 @@ int run_gui(int argc, char** argv) {
         }
         QStandardPaths::setTestModeEnabled(true);  // leave the user's settings alone
         QSettings().clear();
+        QDir(app::JobQueue::defaultStateDirectory()).removeRecursively();  // and queue
         const QString lang = install_translations(app, parser.value(language));
         const QString sample = parser.isSet(text)
                                    ? parser.value(text)
                                    : QStringLiteral("Open the file and save your changes.");
-        return render_screenshots(parser.value(screenshots), parser.value(model), lang, sample,
-                                  parser.value(from), parser.value(to));
+        const int rc = render_screenshots(parser.value(screenshots), parser.value(model), lang,
+                                          sample, parser.value(from), parser.value(to));
+        QDir(app::JobQueue::defaultStateDirectory()).removeRecursively();
+        return rc;
     }
 
     Settings settings;

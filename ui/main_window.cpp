@@ -5,20 +5,26 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFrame>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolButton>
+#include <QUrl>
 #include <QVBoxLayout>
 
+#include "document_queue.h"
+#include "job_queue.h"
 #include "language_picker.h"
 #include "live_panel.h"
 #include "settings.h"
@@ -29,6 +35,15 @@ namespace {
 
 constexpr int kMinPointSize = 6;
 constexpr int kMaxPointSize = 48;
+
+// The local files and folders a drag carries.
+QStringList local_paths(const QMimeData* mime) {
+    QStringList paths;
+    if (!mime || !mime->hasUrls()) return paths;
+    for (const QUrl& url : mime->urls())
+        if (url.isLocalFile()) paths.append(url.toLocalFile());
+    return paths;
+}
 
 }  // namespace
 
@@ -124,6 +139,16 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
                        QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::RightDockWidgetArea, dock_);
 
+    // ---- document queue: below the panes, shown when there are documents ----
+    jobQueue_ = new app::JobQueue(app::JobQueue::defaultStateDirectory(), this);
+    documents_ = new DocumentQueueView(jobQueue_, this);
+    documentsDock_ = new QDockWidget(tr("Documents"), this);
+    documentsDock_->setObjectName(QStringLiteral("documents"));
+    documentsDock_->setWidget(documents_);
+    documentsDock_->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+                                QDockWidget::DockWidgetFloatable);
+    addDockWidget(Qt::BottomDockWidgetArea, documentsDock_);
+
     // ---- status bar ----
     modelLabel_ = new QLabel(this);
     stateLabel_ = new QLabel(this);
@@ -149,6 +174,7 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     auto languageChanged = [this] {
         settings_.setSourceLanguage(sourcePicker_->currentCode());
         settings_.setTargetLanguage(targetPicker_->currentCode());
+        documents_->setLanguages(sourcePicker_->currentCode(), targetPicker_->currentCode());
         updateDetected();
         if (!source_->toPlainText().trimmed().isEmpty()) debounce_->start();
     };
@@ -161,6 +187,17 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     connect(&controller_, &TranslationController::error, this, &MainWindow::onError);
     connect(&controller_, &TranslationController::stateChanged, this, &MainWindow::onStateChanged);
     connect(&controller_, &TranslationController::busyChanged, this, &MainWindow::onStateChanged);
+    // Documents: the controller's engine, new rows in the current languages, typing first (while
+    // a typed request runs, the queue leaves it one of the engine's slots).
+    documents_->setLanguages(sourcePicker_->currentCode(), targetPicker_->currentCode());
+    jobQueue_->setEngine(controller_.engine());
+    connect(&controller_, &TranslationController::engineChanged, this,
+            [this] { jobQueue_->setEngine(controller_.engine()); });
+    connect(&controller_, &TranslationController::busyChanged, this,
+            [this](bool busy) { jobQueue_->setReservedSlots(busy ? 1 : 0); });
+    setAcceptDrops(true);
+    for (QWidget* w : findChildren<QWidget*>())
+        if (w->acceptDrops()) w->installEventFilter(this);
     connect(&controller_, &TranslationController::loadProgress, this,
             [this](int done, int total, const QString& what) {
                 progress_->setRange(0, total);
@@ -174,10 +211,15 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     if (!restoreGeometry(settings_.windowGeometry())) resize(1100, 620);
     restoreState(settings_.windowState());
     dock_->setVisible(settings_.livePanelVisible());
+    documentsDock_->setVisible(jobQueue_->count() > 0);
     onStateChanged();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The view reads the queue, so it goes first; the queue saves where its rows stopped.
+    delete documentsDock_;
+    delete jobQueue_;
+}
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -185,6 +227,11 @@ void MainWindow::buildMenus() {
     open->setShortcut(QKeySequence::Open);
     QAction* prefs = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
     prefs->setShortcuts({QKeySequence::Preferences, QKeySequence(Qt::CTRL | Qt::Key_Comma)});
+    QAction* documents = file->addAction(tr("Translate &documents…"), this, [this] {
+        documentsDock_->show();
+        documents_->addFiles();
+    });
+    documents->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -203,6 +250,9 @@ void MainWindow::buildMenus() {
     livePanelAction_ = dock_->toggleViewAction();
     livePanelAction_->setText(tr("&Live panel"));
     view->addAction(livePanelAction_);
+    QAction* documentsAction = documentsDock_->toggleViewAction();
+    documentsAction->setText(tr("&Documents"));
+    view->addAction(documentsAction);
     connect(livePanelAction_, &QAction::toggled, this,
             [this](bool on) { settings_.setLivePanelVisible(on); });
     view->addSeparator();
@@ -246,7 +296,75 @@ void MainWindow::showModelBar(const QString& text) {
 }
 
 void MainWindow::applySettings() {
-    controller_.setOptions(settings_.translationOptions());
+    const TranslationOptions options = settings_.translationOptions();
+    controller_.setOptions(options);
+    app::DocumentOptions documents;
+    if (options.mode == SamplingMode::Greedy)
+        documents.sampling = SamplingParams::greedy_decoding();
+    else if (options.mode == SamplingMode::Custom)
+        documents.sampling = options.sampling;
+    documents.max_new_tokens = options.max_new_tokens;
+    documents.casing_guard = options.casing_guard;
+    documents.glossary = options.glossary;
+    jobQueue_->setOptions(documents);
+}
+
+int MainWindow::addDocuments(const QStringList& paths) {
+    if (!documentsDock_->isVisible()) {
+        documentsDock_->show();
+        // A third of the window, so that a few rows show without scrolling.
+        if (!documentsDock_->isFloating())
+            resizeDocks({documentsDock_}, {height() / 3}, Qt::Vertical);
+    }
+    documentsDock_->raise();
+    const int n = static_cast<int>(documents_->addPaths(paths).size());
+    statusBar()->showMessage(
+        n > 0 ? tr("%n documents queued", nullptr, n)
+              : tr("Nothing new to translate there: no supported documents, or already queued"),
+        4000);
+    return n;
+}
+
+bool MainWindow::handleDrag(QEvent* event) {
+    switch (event->type()) {
+        case QEvent::DragEnter:
+        case QEvent::DragMove: {
+            auto* drag = static_cast<QDragMoveEvent*>(event);  // QDragEnterEvent is one too
+            if (local_paths(drag->mimeData()).isEmpty()) return false;
+            drag->setDropAction(Qt::CopyAction);
+            drag->accept();
+            return true;
+        }
+        case QEvent::Drop: {
+            auto* drop = static_cast<QDropEvent*>(event);
+            const QStringList paths = local_paths(drop->mimeData());
+            if (paths.isEmpty()) return false;
+            drop->setDropAction(Qt::CopyAction);
+            drop->accept();
+            addDocuments(paths);
+            return true;
+        }
+        default:
+            return false;
+    }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!handleDrag(event)) QMainWindow::dragEnterEvent(event);
+}
+
+void MainWindow::dragMoveEvent(QDragMoveEvent* event) {
+    if (!handleDrag(event)) QMainWindow::dragMoveEvent(event);
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    if (!handleDrag(event)) QMainWindow::dropEvent(event);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    // Text dragged onto a pane stays a text drop; files become documents.
+    if (handleDrag(event)) return true;
+    return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::onSourceChanged() {
@@ -300,6 +418,12 @@ void MainWindow::onFinished(quint64 id, const QString& text, const RequestStats&
     targetInfo_->setText(tr("%1 ms to first token · %2 tokens/s")
                              .arg(QLocale().toString(stats.ttft_ms, 'f', 0),
                                   QLocale().toString(stats.tokens_per_s, 'f', 1)));
+    // Glossary terms the translation lacks: a note until the next translation.
+    if (stats.missing_terms.isEmpty())
+        statusBar()->clearMessage();
+    else
+        statusBar()->showMessage(tr("Glossary terms not in the translation: %1")
+                                     .arg(stats.missing_terms.join(QStringLiteral(", "))));
     onStateChanged();
 }
 

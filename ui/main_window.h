@@ -1,8 +1,10 @@
 #pragma once
 // The main window: source and target panes, searchable language pickers with Detect and swap,
 // translate-as-you-type (debounced; a newer edit supersedes the running request), streaming
-// output, copy, adjustable text size, the live panel in a dock, and the model's state in the
-// status bar. Everything engine-side goes through TranslationController.
+// output, copy, adjustable text size, the live panel in a dock, the document queue in a dock
+// (files and folders dropped anywhere on the window are queued), and the model's state in the
+// status bar. Everything engine-side goes through TranslationController, whose engine the
+// document queue shares.
 
 #include <QMainWindow>
 
@@ -18,8 +20,13 @@ class QPushButton;
 class QTimer;
 class QToolButton;
 
+namespace mtdesk::app {
+class JobQueue;
+}
+
 namespace mtdesk::ui {
 
+class DocumentQueueView;
 class LanguagePicker;
 class LivePanel;
 class Settings;
@@ -52,6 +59,12 @@ class MainWindow : public QMainWindow {
     LanguagePicker* targetPicker() const { return targetPicker_; }
     LivePanel* livePanel() const { return livePanel_; }
     QTimer* debounceTimer() const { return debounce_; }
+    app::JobQueue* jobQueue() const { return jobQueue_; }
+    DocumentQueueView* documentQueue() const { return documents_; }
+    QDockWidget* documentsDock() const { return documentsDock_; }
+    /// Queues documents (files, folders) with the current languages and shows the queue; what
+    /// a drop on the window does. Returns the number of rows added.
+    int addDocuments(const QStringList& paths);
     QString statusText() const;
     /// The last finished translation exactly as the engine gave it (what Copy copies; the pane
     /// shows it with line ends normalised).
@@ -65,6 +78,12 @@ class MainWindow : public QMainWindow {
 
   protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dragMoveEvent(QDragMoveEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    /// Drops of files on child widgets that take text drops (the panes, the pickers) queue the
+    /// files as documents too.
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
     void buildMenus();
@@ -77,6 +96,7 @@ class MainWindow : public QMainWindow {
     void applyFontSize(int points);
     void applySettings();
     void showModelBar(const QString& text);
+    bool handleDrag(QEvent* event);  // true when the event carried local files and was taken
 
     Settings& settings_;
     TranslationController& controller_;
@@ -101,6 +121,9 @@ class MainWindow : public QMainWindow {
     QProgressBar* progress_;
     QTimer* debounce_;
     QAction* livePanelAction_ = nullptr;
+    app::JobQueue* jobQueue_;
+    DocumentQueueView* documents_;
+    QDockWidget* documentsDock_;
 };
 
 }  // namespace mtdesk::ui

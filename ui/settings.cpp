@@ -19,6 +19,8 @@ const QString kTopP = QStringLiteral("sampling/topP");
 const QString kRepetition = QStringLiteral("sampling/repetitionPenalty");
 const QString kSeed = QStringLiteral("sampling/seed");
 const QString kMaxTokens = QStringLiteral("sampling/maxNewTokens");
+const QString kGlossary = QStringLiteral("glossary/terms");
+const QString kCasingGuard = QStringLiteral("translation/casingGuard");
 const QString kUiLanguage = QStringLiteral("ui/language");
 const QString kFontSize = QStringLiteral("ui/fontPointSize");
 const QString kSource = QStringLiteral("ui/sourceLanguage");
@@ -101,11 +103,53 @@ void Settings::setMaxNewTokens(int n) {
     set(kMaxTokens, n);
 }
 
+Glossary Settings::glossary() const {
+    // Reading an array moves QSettings' group cursor, hence non-const; it is back at the end.
+    auto& s = const_cast<QSettings&>(settings_);
+    Glossary g;
+    const int n = s.beginReadArray(kGlossary);
+    for (int i = 0; i < n; ++i) {
+        s.setArrayIndex(i);
+        GlossaryTerm t{s.value(QStringLiteral("sourceLanguage")).toString().toStdString(),
+                       s.value(QStringLiteral("targetLanguage")).toString().toStdString(),
+                       s.value(QStringLiteral("source")).toString().toStdString(),
+                       s.value(QStringLiteral("target")).toString().toStdString()};
+        if (!t.source.empty() && !t.target.empty()) g.terms.push_back(std::move(t));
+    }
+    s.endArray();
+    return g;
+}
+void Settings::setGlossary(const Glossary& glossary) {
+    if (glossary == this->glossary()) return;
+    settings_.remove(kGlossary);  // no stale entries past the new size
+    settings_.beginWriteArray(kGlossary, static_cast<int>(glossary.terms.size()));
+    for (int i = 0; i < static_cast<int>(glossary.terms.size()); ++i) {
+        const GlossaryTerm& t = glossary.terms[static_cast<std::size_t>(i)];
+        settings_.setArrayIndex(i);
+        settings_.setValue(QStringLiteral("sourceLanguage"), QString::fromStdString(t.source_lang));
+        settings_.setValue(QStringLiteral("targetLanguage"), QString::fromStdString(t.target_lang));
+        settings_.setValue(QStringLiteral("source"), QString::fromStdString(t.source));
+        settings_.setValue(QStringLiteral("target"), QString::fromStdString(t.target));
+    }
+    settings_.endArray();
+    emit changed();
+}
+
+bool Settings::casingGuard() const {
+    return settings_.value(kCasingGuard, true).toBool();
+}
+void Settings::setCasingGuard(bool on) {
+    set(kCasingGuard, on);
+}
+
 TranslationOptions Settings::translationOptions() const {
     TranslationOptions o;
     o.mode = samplingMode();
     o.sampling = customSampling();
     o.max_new_tokens = maxNewTokens();
+    o.casing_guard = casingGuard();
+    Glossary g = glossary();
+    if (!g.empty()) o.glossary = std::make_shared<const Glossary>(std::move(g));
     return o;
 }
 

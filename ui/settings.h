@@ -34,6 +34,12 @@ class Settings : public QObject {
     void setCustomSampling(const SamplingParams& params);
     int maxNewTokens() const;
     void setMaxNewTokens(int n);
+    /// The glossary (terminology), stored as a list of entries under "glossary/terms".
+    Glossary glossary() const;
+    void setGlossary(const Glossary& glossary);
+    /// The proper-noun casing guard (default on).
+    bool casingGuard() const;
+    void setCasingGuard(bool on);
     /// Everything the controller needs, from the above.
     TranslationOptions translationOptions() const;
 

@@ -1,14 +1,21 @@
 #include "settings_dialog.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLocale>
 #include <QPushButton>
+#include <QSaveFile>
 #include <QShowEvent>
 
+#include <algorithm>
 #include <exception>
+#include <functional>
 
+#include "glossary_model.h"
 #include "i18n.h"
 #include "live_panel.h"
 #include "mtdesk/error.h"
@@ -116,6 +123,26 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
     ui_->uiLanguageCombo->addItem(QStringLiteral("简体中文"), QStringLiteral("zh_CN"));
     ui_->uiLanguageCombo->setCurrentIndex(
         qMax(0, ui_->uiLanguageCombo->findData(settings.uiLanguage())));
+
+    glossaryModel_ = new GlossaryModel(this);
+    glossaryModel_->setGlossary(settings.glossary());
+    QTableView* table = ui_->glossaryTable;
+    table->setModel(glossaryModel_);
+    auto* languageDelegate = new LanguageDelegate(this);
+    table->setItemDelegateForColumn(GlossaryModel::SourceLanguage, languageDelegate);
+    table->setItemDelegateForColumn(GlossaryModel::TargetLanguage, languageDelegate);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    connect(ui_->addTermButton, &QPushButton::clicked, this, &SettingsDialog::addTerm);
+    connect(ui_->removeTermButton, &QPushButton::clicked, this, &SettingsDialog::removeTerms);
+    connect(ui_->importGlossaryButton, &QPushButton::clicked, this,
+            &SettingsDialog::chooseGlossaryToImport);
+    connect(ui_->exportGlossaryButton, &QPushButton::clicked, this,
+            &SettingsDialog::chooseGlossaryExport);
+    ui_->removeTermButton->setEnabled(false);
+    connect(table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        ui_->removeTermButton->setEnabled(ui_->glossaryTable->selectionModel()->hasSelection());
+    });
+    ui_->casingGuardCheck->setChecked(settings.casingGuard());
 
     validate();
 }
@@ -239,9 +266,121 @@ void SettingsDialog::updateSamplingEnabled() {
         w->setEnabled(custom);
 }
 
+void SettingsDialog::addTerm() {
+    const QModelIndex index =
+        glossaryModel_->index(glossaryModel_->appendRow(), GlossaryModel::SourceTerm);
+    ui_->glossaryTable->setCurrentIndex(index);
+    ui_->glossaryTable->edit(index);
+}
+
+void SettingsDialog::removeTerms() {
+    QList<int> rows;
+    for (const QModelIndex& index : ui_->glossaryTable->selectionModel()->selectedIndexes())
+        if (!rows.contains(index.row())) rows.append(index.row());
+    std::sort(rows.begin(), rows.end(), std::greater<>());  // from the bottom: indices stay
+    for (int row : rows)
+        glossaryModel_->removeRows(row, 1);
+}
+
+void SettingsDialog::showGlossaryMessage(const QString& text, bool error) {
+    QPalette pal = palette();
+    if (error) pal.setColor(QPalette::WindowText, QColor(0xc0, 0x1c, 0x28));
+    ui_->glossaryMessageLabel->setPalette(pal);
+    ui_->glossaryMessageLabel->setText(text);
+}
+
+QString SettingsDialog::glossaryMessage() const {
+    return ui_->glossaryMessageLabel->text();
+}
+
+std::optional<Glossary> SettingsDialog::tableGlossary() {
+    Glossary glossary;
+    const std::vector<GlossaryTerm>& terms = glossaryModel_->terms();
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        const GlossaryTerm& t = terms[i];
+        if (t.source.empty() && t.target.empty()) continue;
+        if (t.source.empty() || t.target.empty()) {
+            const int row = static_cast<int>(i);
+            ui_->tabs->setCurrentWidget(ui_->glossaryTab);
+            ui_->glossaryTable->selectRow(row);
+            showGlossaryMessage(t.source.empty() ? tr("Row %1 has no source term.").arg(row + 1)
+                                                 : tr("Row %1 has no target term.").arg(row + 1),
+                                true);
+            return std::nullopt;
+        }
+        glossary.terms.push_back(t);
+    }
+    return glossary;
+}
+
+bool SettingsDialog::importGlossary(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        showGlossaryMessage(tr("%1: cannot be read: %2").arg(path, file.errorString()), true);
+        return false;
+    }
+    const QByteArray bytes = file.readAll();
+    try {
+        const std::string name = path.toStdString();
+        const Glossary imported = Glossary::parse(
+            std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())),
+            glossary_format_for(name), name);
+        const int added = glossaryModel_->addTerms(imported);
+        showGlossaryMessage(
+            tr("%n new term(s) from %1.", nullptr, added).arg(QFileInfo(path).fileName()), false);
+        return true;
+    } catch (const std::exception& e) {
+        showGlossaryMessage(QString::fromUtf8(e.what()), true);
+        return false;
+    }
+}
+
+bool SettingsDialog::exportGlossary(const QString& path) {
+    const std::optional<Glossary> glossary = tableGlossary();
+    if (!glossary) return false;
+    const std::string text = glossary->write(
+        glossary_format_for(path.toStdString()) == GlossaryFormat::Csv ? GlossaryFormat::Csv
+                                                                       : GlossaryFormat::Tsv);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) ||
+        file.write(text.data(), static_cast<qint64>(text.size())) !=
+            static_cast<qint64>(text.size()) ||
+        !file.commit()) {
+        showGlossaryMessage(tr("%1: cannot be written: %2").arg(path, file.errorString()), true);
+        return false;
+    }
+    showGlossaryMessage(
+        tr("%n term(s) written to %1.", nullptr, static_cast<int>(glossary->terms.size()))
+            .arg(QFileInfo(path).fileName()),
+        false);
+    return true;
+}
+
+void SettingsDialog::chooseGlossaryToImport() {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Import a glossary"), QDir::homePath(),
+                                     tr("Glossaries (*.tsv *.csv *.txt);;All files (*)"));
+    if (!path.isEmpty()) importGlossary(path);
+}
+
+void SettingsDialog::chooseGlossaryExport() {
+    const QString tsv = tr("Tab-separated values (*.tsv)");
+    const QString csv = tr("Comma-separated values (*.csv)");
+    QString filter = tsv;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export the glossary"),
+                                                QDir::homePath() + QStringLiteral("/glossary.tsv"),
+                                                tsv + QStringLiteral(";;") + csv, &filter);
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty())
+        path += filter == csv ? QStringLiteral(".csv") : QStringLiteral(".tsv");
+    exportGlossary(path);
+}
+
 void SettingsDialog::accept() {
     validate();
     if (!valid_) return;
+    const std::optional<Glossary> glossary = tableGlossary();
+    if (!glossary) return;
     const QString dir = modelDirectory();
     settings_.setModelDirectory(dir.isEmpty() ? dir : QDir::cleanPath(QDir(dir).absolutePath()));
     settings_.setTier(ui_->tierCombo->currentData().toString());
@@ -263,6 +402,8 @@ void SettingsDialog::accept() {
     settings_.setCustomSampling(p);
     settings_.setMaxNewTokens(ui_->maxTokensSpin->value());
     settings_.setUiLanguage(ui_->uiLanguageCombo->currentData().toString());
+    settings_.setGlossary(*glossary);
+    settings_.setCasingGuard(ui_->casingGuardCheck->isChecked());
     settings_.sync();
     QDialog::accept();
 }

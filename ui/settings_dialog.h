@@ -1,7 +1,8 @@
 #pragma once
 // The settings dialog: settings_dialog.ui and this thin class. Model directory (validated on
 // selection, the problem shown inline), the precision tiers with the memory each needs for the
-// chosen model, sampling, UI language. Writes to Settings when accepted.
+// chosen model, sampling, UI language; on a second page the glossary (a table with import and
+// export as TSV / CSV) and the casing guard. Writes to Settings when accepted.
 
 #include <QDialog>
 
@@ -9,6 +10,7 @@
 #include <optional>
 
 #include "mtdesk/model/config.h"
+#include "mtdesk/translate/glossary.h"
 
 namespace Ui {
 class SettingsDialog;
@@ -17,6 +19,7 @@ class SettingsDialog;
 namespace mtdesk::ui {
 
 class Settings;
+class GlossaryModel;
 
 /// What validating a model directory found: the config when it is usable, else the message.
 struct ModelCheck {
@@ -42,6 +45,20 @@ class SettingsDialog : public QDialog {
     QString modelMessage() const;
     bool modelValid() const { return valid_; }
 
+    /// Adds the terms of a glossary file (TSV / CSV, see glossary.h; languages left empty
+    /// mean any language) that the table does not have yet. Returns false, with the problem
+    /// (file and line) in glossaryMessage(), when the file cannot be read or is malformed.
+    bool importGlossary(const QString& path);
+    /// Writes the table to `path` (.csv: CSV, otherwise TSV) atomically with a header row.
+    /// Returns false, with the problem in glossaryMessage(), when a row lacks a term or the
+    /// file cannot be written.
+    bool exportGlossary(const QString& path);
+    GlossaryModel* glossaryModel() const { return glossaryModel_; }
+    /// The inline message under the glossary table ("" when none).
+    QString glossaryMessage() const;
+
+    /// Refuses (showing the glossary page and the problem) while a glossary row has only
+    /// one of its two terms; rows with neither are dropped.
     void accept() override;
 
   protected:
@@ -53,11 +70,19 @@ class SettingsDialog : public QDialog {
     void validate();
     void updateEstimates();
     void updateSamplingEnabled();
+    void addTerm();
+    void removeTerms();
+    void chooseGlossaryToImport();
+    void chooseGlossaryExport();
+    void showGlossaryMessage(const QString& text, bool error);
+    /// The table's complete rows; nullopt, with the problem shown, when a row lacks a term.
+    std::optional<Glossary> tableGlossary();
 
     std::unique_ptr<::Ui::SettingsDialog> ui_;
     Settings& settings_;
     std::optional<ModelConfig> config_;
     bool valid_ = false;
+    GlossaryModel* glossaryModel_ = nullptr;
 };
 
 }  // namespace mtdesk::ui

@@ -15,6 +15,7 @@
 #include "mtdesk/translate/detect.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/prompt.h"
+#include "mtdesk/translate/translation_engine.h"
 #include "mtdesk/translate/translator.h"
 
 namespace mtdesk::ui {
@@ -54,15 +55,58 @@ QString detect_source_language(const QString& text) {
                              static_cast<qsizetype>(d.language->code.size()));
 }
 
+namespace {
+
+// Submits one segment to `engine` and waits on this thread for its outcome; cancels it as soon
+// as `stale` turns true. `on_text` runs on the engine's thread while this one waits.
+JobOutcome run_job(TranslationEngine& engine, TranslationJob job,
+                   std::function<void(std::string_view)> on_text,
+                   const std::function<bool()>& stale) {
+    struct Wait {
+        std::mutex m;
+        std::condition_variable cv;
+        std::optional<JobOutcome> outcome;
+    };
+    auto wait = std::make_shared<Wait>();
+    JobCallbacks callbacks;
+    callbacks.on_text = std::move(on_text);
+    callbacks.on_done = [wait](const JobOutcome& outcome) {
+        {
+            std::lock_guard lock(wait->m);
+            wait->outcome = outcome;
+        }
+        wait->cv.notify_all();
+    };
+    const uint64_t id = engine.submit(std::move(job), std::move(callbacks));
+    std::unique_lock lock(wait->m);
+    bool cancelled = false;
+    // on_done comes exactly once, also for a cancelled job; until then on_text may still run.
+    while (!wait->outcome) {
+        wait->cv.wait_for(lock, std::chrono::milliseconds(10));
+        if (!cancelled && !wait->outcome && stale()) {
+            lock.unlock();
+            engine.cancel(id);
+            lock.lock();
+            cancelled = true;
+        }
+    }
+    return *wait->outcome;
+}
+
+}  // namespace
+
 struct TranslationController::Shared {
     std::mutex m;
     std::condition_variable cv;
     bool stop = false;
     std::optional<QString> load;     // a model directory to load next
+    quint64 load_generation = 0;     // of `load`: its engine is handed out only if still current
     std::optional<Request> pending;  // the newest request not yet taken by the worker
     bool running = false;            // the worker is translating
     TranslationOptions options;
-    std::unique_ptr<Translator> translator;  // created, used and destroyed on the worker only
+    // The loaded model's engine: set and reset by the worker; typed requests go through it, and
+    // the UI thread hands it out (engine()) to the document queue.
+    std::shared_ptr<TranslationEngine> engine;
 
     // Read by the worker's cancellation check at every token, without the lock.
     std::atomic<quint64> newest{0};
@@ -103,9 +147,16 @@ void TranslationController::loadModel(const QString& dir) {
     const QString directory = QDir::cleanPath(QDir(dir).absolutePath());
     model_dir_ = directory;
     last_error_.clear();
+    // Users of the old engine let go of it now, so that the worker frees the old model before
+    // loading the new one.
+    if (engine_) {
+        engine_.reset();
+        emit engineChanged();
+    }
     {
         std::lock_guard lock(shared_->m);
         shared_->load = directory;
+        shared_->load_generation = ++load_generation_;
         shared_->abort = true;  // the running translation ends at its next token
     }
     shared_->cv.notify_all();
@@ -164,13 +215,20 @@ EngineStats TranslationController::stats() const {
     s.device = tr("CPU");
     s.tier = tr("fp32 (CPU)");
     s.ram_bytes = process_resident_bytes();
+    std::shared_ptr<TranslationEngine> engine;
     {
         std::lock_guard lock(shared_->m);
+        engine = shared_->engine;
         s.queue_depth = shared_->pending ? 1 : 0;
-        s.batch_size = shared_->running ? 1 : 0;
         s.ttft_history = QVector<double>(shared_->ttft.begin(), shared_->ttft.end());
         s.tps_history = QVector<double>(shared_->tps.begin(), shared_->tps.end());
         s.finished_requests = shared_->finished;
+    }
+    // The engine's queue and batch hold typed requests and document segments alike.
+    if (engine) {
+        const EngineStatistics e = engine->statistics();
+        s.queue_depth += e.queue_depth;
+        s.batch_size = e.running;
     }
     if (!s.ttft_history.isEmpty()) s.ttft_ms.last = s.ttft_history.back();
     s.ttft_ms.p50 = percentile(s.ttft_history, 50);
@@ -185,28 +243,33 @@ void TranslationController::run() {
     Shared& s = *shared_;
     std::unique_lock lock(s.m);
     for (;;) {
-        s.cv.wait(lock, [&] { return s.stop || s.load || (s.pending && s.translator); });
+        s.cv.wait(lock, [&] { return s.stop || s.load || (s.pending && s.engine); });
         if (s.stop) break;
         if (s.load) {
             const QString dir = *s.load;
+            const quint64 generation = s.load_generation;
             s.load.reset();
             s.abort = false;
-            s.translator.reset();  // free the old model before loading the new one
+            s.engine.reset();  // free the old model before loading the new one
             lock.unlock();
             post([this, dir] { emit loadStarted(dir); });
             post([this] { emit loadProgress(0, 0, tr("Loading the model")); });
-            std::unique_ptr<Translator> translator;
+            std::shared_ptr<TranslationEngine> engine;
             QString failure;
             try {
-                translator = Translator::open_cpu(dir.toStdString());
+                engine = make_cpu_engine(Translator::open_cpu(dir.toStdString()));
             } catch (const std::exception& e) {
                 failure = QString::fromUtf8(e.what());
             }
             lock.lock();
             if (s.load) continue;  // another directory was asked for meanwhile
-            s.translator = std::move(translator);
+            s.engine = engine;
             if (failure.isEmpty()) {
-                post([this] {
+                post([this, engine, generation] {
+                    if (generation == load_generation_) {
+                        engine_ = engine;
+                        emit engineChanged();
+                    }
                     setState(State::Ready);
                     emit modelLoaded(modelName());
                 });
@@ -227,12 +290,12 @@ void TranslationController::run() {
         lock.lock();
         s.running = false;
     }
-    s.translator.reset();  // destroyed on the thread that made it
+    s.engine.reset();
 }
 
 void TranslationController::runRequest(const Request& r) {
     Shared& s = *shared_;
-    Translator& translator = *s.translator;
+    TranslationEngine& engine = *s.engine;
     const auto stale = [&] { return s.abort.load() || s.newest.load() != r.id; };
     const auto started = std::chrono::steady_clock::now();
     const auto elapsed_ms = [&] {
@@ -255,12 +318,14 @@ void TranslationController::runRequest(const Request& r) {
 
     TranslateOptions options;
     options.max_new_tokens = r.options.max_new_tokens;
+    options.casing_guard = r.options.casing_guard;
     switch (r.options.mode) {
         case SamplingMode::Greedy:
             options.sampling = SamplingParams::greedy_decoding();
             break;
         case SamplingMode::Recommended:
-            options.sampling = translator.recommended_sampling();
+            options.sampling = engine.translator() ? engine.translator()->recommended_sampling()
+                                                   : SamplingParams::greedy_decoding();
             break;
         case SamplingMode::Custom:
             options.sampling = r.options.sampling;
@@ -276,38 +341,55 @@ void TranslationController::runRequest(const Request& r) {
     double decode_ms = 0;
     int decode_tokens = 0;
 
-    // Line by line (split_lines, as Translator::translate_lines), but streaming every token and
-    // checking for a newer request at each one.
+    // Line by line (split_lines, as Translator::translate_lines), one engine job per line,
+    // streaming every token; a newer request cancels the running job.
     const std::string text = r.text.toStdString();
+    // The whole text's glossary entries; the Translator keeps each line's own.
+    const std::vector<GlossaryEntry> glossary =
+        r.options.glossary ? r.options.glossary->matching_entries(text, from.toStdString(),
+                                                                  std::string(target->code))
+                           : std::vector<GlossaryEntry>{};
     std::string done;
     try {
         for (const TextLine& line : split_lines(text)) {
+            if (stale()) return;
             done.append(line.indent);
             if (!line.body.empty()) {
                 PromptRequest segment;
                 segment.text = std::string(line.body);
                 segment.source = source;
                 segment.target = target;
+                segment.glossary = glossary;
                 const double segment_start = elapsed_ms();
-                std::string raw;
-                const TranslationResult result =
-                    translator.translate(segment, options, [&](std::string_view piece) {
-                        if (stale()) return false;
+                std::string raw;  // written on the engine's thread while this one waits
+                const JobOutcome result = run_job(
+                    engine, TranslationJob{segment, options},
+                    [&](std::string_view piece) {
                         raw.append(piece);
                         post([this, id = r.id, partial = QString::fromStdString(done + raw)] {
                             if (id == latest_id_) emit partialTranslation(id, partial);
                         });
-                        return true;
-                    });
-                if (result.generation.finish == FinishReason::Cancelled || stale()) return;
-                if (!ttft) ttft = segment_start + result.generation.prefill_ms;
-                const int n = static_cast<int>(result.generation.tokens.size());
+                    },
+                    stale);
+                if (result.status == JobOutcome::Status::Cancelled || stale()) return;
+                if (result.status == JobOutcome::Status::Failed)
+                    return fail(QString::fromStdString(result.error));
+                // The engine's figures: queued behind a document segment counts as waiting.
+                if (!ttft) ttft = segment_start + result.queued_ms + result.ttft_ms;
+                const int n = result.generated_tokens;
                 stats.generated_tokens += n;
                 stats.prompt_tokens += result.prompt_tokens;
                 stats.segments += 1;
-                decode_ms += result.generation.decode_ms;
+                decode_ms += std::max(0.0, result.total_ms - result.ttft_ms);
                 decode_tokens += std::max(0, n - 1);
                 done.append(result.text);
+                // The engine reports no glossary check: the same check as the Translator's.
+                for (const GlossaryEntry& e :
+                     Glossary::check(result.text, Glossary::entries_in(segment.text, glossary))) {
+                    const QString term = QStringLiteral("%1 → %2").arg(
+                        QString::fromStdString(e.source), QString::fromStdString(e.target));
+                    if (!stats.missing_terms.contains(term)) stats.missing_terms.append(term);
+                }
             }
             done.append(line.trailing).append(line.eol);
             if (!line.body.empty())

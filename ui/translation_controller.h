@@ -1,13 +1,15 @@
 #pragma once
 // The one object between the widgets and the engine (the translateLocally shape): it owns a
-// worker std::thread that holds the Translator, loads models there, takes translate() calls
+// worker std::thread that loads models there into a TranslationEngine, takes translate() calls
 // from the UI thread, keeps only the newest pending request (a newer one cancels the running
-// one at its next token and replaces the pending one) and answers with queued signals. The UI
-// never touches the engine and never blocks on it.
+// one at its next token and replaces the pending one), sends its lines to the engine and
+// answers with queued signals. The same engine translates documents (engine(), for the
+// document queue), so the model is loaded once. The UI never blocks on the engine.
 
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 #include <condition_variable>
@@ -19,10 +21,12 @@
 #include <thread>
 
 #include "mtdesk/runtime/sampling.h"
+#include "mtdesk/translate/glossary.h"
 
 namespace mtdesk {
+class TranslationEngine;
 class Translator;
-}
+}  // namespace mtdesk
 
 namespace mtdesk::ui {
 
@@ -37,6 +41,10 @@ struct TranslationOptions {
     SamplingMode mode = SamplingMode::Recommended;
     SamplingParams sampling;    ///< used with SamplingMode::Custom
     int max_new_tokens = 1024;  ///< per line
+    bool casing_guard = true;   ///< TranslateOptions::casing_guard
+    /// The user's glossary (nullptr = none); each request sends the entries that match its
+    /// text and language pair (Glossary::matching_entries).
+    std::shared_ptr<const Glossary> glossary;
 };
 
 /// Figures of one finished request.
@@ -49,6 +57,9 @@ struct RequestStats {
     int prompt_tokens = 0;     ///< over all lines
     int segments = 0;          ///< non-blank lines sent to the model
     QString source_language;   ///< code used for the prompt ("" = left to the prompt)
+    /// Glossary entries whose target term the translation lacks, as "source → target",
+    /// once each over all lines.
+    QStringList missing_terms;
 };
 
 /// last / p50 / p95 of one figure over the sliding window; empty when nothing finished yet.
@@ -116,6 +127,10 @@ class TranslationController : public QObject {
     QString lastError() const { return last_error_; }
     quint64 latestRequestId() const { return latest_id_; }
     bool busy() const;  ///< a request is pending or running
+    /// The loaded model's engine, shared with the document queue (typed requests go through it
+    /// too); null while no model is loaded and from the moment a new load is asked for (holders
+    /// must let go then, so the old model can be freed). engineChanged() says when it changes.
+    std::shared_ptr<TranslationEngine> engine() const { return engine_; }
 
     EngineStats stats() const;  ///< thread-safe snapshot; reads VmRSS
 
@@ -132,6 +147,8 @@ class TranslationController : public QObject {
                              const mtdesk::ui::RequestStats& stats);
     void error(const QString& message);
     void busyChanged(bool busy);
+    /// engine() changed: a model finished loading, or a new load started (engine() is null).
+    void engineChanged();
 
   private:
     struct Request {
@@ -156,6 +173,8 @@ class TranslationController : public QObject {
     QString last_error_;
     quint64 latest_id_ = 0;
     bool busy_ = false;
+    std::shared_ptr<TranslationEngine> engine_;
+    quint64 load_generation_ = 0;  // loads asked for; a finished load older than that is stale
 };
 
 }  // namespace mtdesk::ui

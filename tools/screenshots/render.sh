@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Renders PNG screenshots of the main window (with a finished translation and the live panel)
-# and of the settings dialog (a valid model, and a bad directory with its inline error), in
-# English and in Simplified Chinese, under Xvfb. Uses `mtdesk gui --screenshots`, which keeps
-# its settings apart from the user's.
+# Renders PNG screenshots of the main window (with a finished translation and the live panel),
+# of the settings dialog (a valid model, and a bad directory with its inline error) and of the
+# window with the document queue (rows done, failed with its message, running at 40 % and
+# queued), in English and in Simplified Chinese, under Xvfb. Uses `mtdesk gui --screenshots`,
+# which keeps its settings and its queue apart from the user's.
 #
 #   tools/screenshots/render.sh [OUT_DIR]      (default: docs/screenshots)
 #   Variables: BUILD_DIR (default: build), MODEL (default: the tiny fixture model, whose output

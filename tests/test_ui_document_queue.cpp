@@ -1,0 +1,441 @@
+// The document queue in the window, on the offscreen platform with the bundled demo model: files
+// and folders dropped on the window (or on a text pane) become rows in the window's languages and
+// finish with the engine the window's typing uses; the view shows each row's progress, times,
+// state and error message, and its Cancel / Retry / Open folder / Remove buttons work; a typed
+// request does not wait behind a document; a model reload and a restart of the window keep the
+// documents going.
+
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <memory>
+#include <optional>
+
+#include "document_queue.h"
+#include "documents/document.h"
+#include "gui_main.h"
+#include "job_queue.h"
+#include "main_window.h"
+#include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translation_engine.h"
+#include "mtdesk/translate/translator.h"
+#include "settings.h"
+#include "translation_controller.h"
+
+using namespace mtdesk;
+using namespace mtdesk::app;
+using namespace mtdesk::ui;
+
+namespace {
+
+const QString kDemo = QStringLiteral(MTDESK_DEMO_MODEL_DIR);
+const QString kData = QStringLiteral(MTDESK_TEST_DATA_DIR "/documents/");
+constexpr int kTimeout = 60000;
+
+const QStringList kLines = {
+    QStringLiteral("Open the file."),        QStringLiteral("Save your changes."),
+    QStringLiteral("Close the window."),     QStringLiteral("Print the document."),
+    QStringLiteral("The file was deleted."), QStringLiteral("Could not connect to the server."),
+    QStringLiteral("Download complete."),    QStringLiteral("Settings saved."),
+    QStringLiteral("Network error."),        QStringLiteral("Check for updates."),
+    QStringLiteral("Select a language."),    QStringLiteral("Delete the selected files?"),
+};
+
+// `n` lines taken round the list, each numbered so that none repeats.
+QByteArray lines_document(int n, int first = 0) {
+    QByteArray out;
+    for (int i = 0; i < n; ++i)
+        out +=
+            kLines[(first + i) % kLines.size()].toUtf8() + " " + QByteArray::number(i + 1) + "\n";
+    return out;
+}
+
+void write_bytes(const QString& path, const QByteArray& bytes) {
+    QDir().mkpath(QFileInfo(path).path());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    QCOMPARE(f.write(bytes), bytes.size());
+}
+
+QByteArray read_bytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// The format's own output for the demo model's greedy translations, from a separate Translator.
+QByteArray expected_output(const QString& path, const char* from, const char* to) {
+    static std::unique_ptr<Translator> translator = Translator::open_cpu(kDemo.toStdString());
+    const documents::DocumentFormat* format = nullptr;
+    documents::Document doc = documents::read_document(path, &format);
+    doc.target_language = to;
+    std::vector<std::string> translations;
+    for (const std::string& s : doc.segments) {
+        PromptRequest request;
+        request.text = s;
+        request.source = find_language(from);
+        request.target = find_language(to);
+        TranslateOptions options;
+        options.sampling = SamplingParams::greedy_decoding();
+        translations.push_back(translator->translate(request, options).text);
+    }
+    return format->write(doc, translations);
+}
+
+std::shared_ptr<TranslationEngine> cpu_engine() {
+    static std::shared_ptr<TranslationEngine> engine =
+        make_cpu_engine(Translator::open_cpu(kDemo.toStdString()));
+    return engine;
+}
+
+// Sends a drag carrying `mime` and its drop to `target`; true when both were accepted.
+bool drop_on(QWidget* target, QMimeData* mime) {
+    const QPoint pos = target->rect().center();
+    QDragEnterEvent enter(pos, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &enter);
+    if (!enter.isAccepted()) return false;
+    QDropEvent drop(QPointF(pos), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &drop);
+    return drop.isAccepted();
+}
+
+QMimeData* files_mime(const QStringList& paths) {
+    auto* mime = new QMimeData;
+    QList<QUrl> urls;
+    for (const QString& p : paths)
+        urls.append(QUrl::fromLocalFile(p));
+    mime->setUrls(urls);
+    return mime;
+}
+
+// A window with the demo model loaded, greedy sampling, English to Chinese.
+struct Window {
+    Settings settings;
+    TranslationController controller;
+    std::unique_ptr<MainWindow> window;
+    QList<quint64> finished;
+
+    Window() {
+        settings.setSamplingMode(SamplingMode::Greedy);
+        settings.setModelDirectory(kDemo);
+        settings.setSourceLanguage(QStringLiteral("en"));
+        settings.setTargetLanguage(QStringLiteral("zh"));
+        window = std::make_unique<MainWindow>(settings, controller);
+        QObject::connect(
+            &controller, &TranslationController::translationFinished, window.get(),
+            [this](quint64 id, const QString&, const RequestStats&) { finished.append(id); });
+        window->resize(1100, 800);
+        window->show();
+        window->loadConfiguredModel();
+    }
+    bool ready() const { return controller.state() == TranslationController::State::Ready; }
+    JobQueue& queue() const { return *window->jobQueue(); }
+};
+
+}  // namespace
+
+class TestUiDocumentQueue : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    int case_ = 0;
+
+    QString freshDir() {
+        const QString dir = tmp_.filePath(QStringLiteral("case%1").arg(case_++));
+        QDir().mkpath(dir);
+        return dir;
+    }
+
+  private slots:
+    void initTestCase() {
+        QVERIFY(tmp_.isValid());
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("mtdesk-test"));
+        QCoreApplication::setApplicationName(QStringLiteral("test_ui_document_queue"));
+        init_resources();
+    }
+
+    void init() {
+        QSettings().clear();
+        // The window's queue lives in the (test-mode) application data: start each case empty.
+        QDir(JobQueue::defaultStateDirectory()).removeRecursively();
+    }
+
+    void dropQueuesFilesAndFoldersWithTheWindowsEngine() {
+        const QString dir = freshDir();
+        write_bytes(dir + QStringLiteral("/folder/a.txt"), lines_document(2));
+        write_bytes(dir + QStringLiteral("/folder/sub/b.md"),
+                    "# " + kLines[4].toUtf8() + "\n\n" + kLines[5].toUtf8() + "\n");
+        write_bytes(dir + QStringLiteral("/folder/skip.png"), "not a document");
+        write_bytes(dir + QStringLiteral("/c.srt"),
+                    "1\n00:00:01,000 --> 00:00:03,000\n" + kLines[6].toUtf8() + "\n");
+        write_bytes(dir + QStringLiteral("/d.txt"), lines_document(1, 7));
+
+        Window w;
+        QVERIFY(!w.window->documentsDock()->isVisible());  // no documents yet
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        // One engine for typing and documents.
+        QVERIFY(w.controller.engine() != nullptr);
+        QCOMPARE(w.queue().engine(), w.controller.engine());
+
+        std::unique_ptr<QMimeData> mime(
+            files_mime({dir + QStringLiteral("/folder"), dir + QStringLiteral("/c.srt")}));
+        QVERIFY(drop_on(w.window.get(), mime.get()));
+        QCOMPARE(w.queue().count(), 3);
+        QVERIFY(w.window->documentsDock()->isVisible());
+        QVERIFY(w.window->statusBar()->currentMessage().contains(QStringLiteral("3")));
+
+        // A text pane: dragged text stays text, a dragged file is a document.
+        QWidget* pane = w.window->sourceEdit()->viewport();
+        QMimeData text;
+        text.setText(QStringLiteral("some text"));
+        const QPoint pos = pane->rect().center();
+        QDragEnterEvent enter(pos, Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(pane, &enter);
+        QCOMPARE(w.queue().count(), 3);
+        std::unique_ptr<QMimeData> file(files_mime({dir + QStringLiteral("/d.txt")}));
+        QVERIFY(drop_on(pane, file.get()));
+        QCOMPARE(w.queue().count(), 4);
+        QCOMPARE(w.window->sourceEdit()->toPlainText(), QString());
+
+        QTRY_VERIFY_WITH_TIMEOUT(w.queue().pendingCount() == 0, kTimeout);
+        const QStringList sources = {
+            dir + QStringLiteral("/folder/a.txt"), dir + QStringLiteral("/folder/sub/b.md"),
+            dir + QStringLiteral("/c.srt"), dir + QStringLiteral("/d.txt")};
+        const QList<DocumentJob> jobs = w.queue().jobs();
+        QCOMPARE(jobs.size(), 4);
+        for (int i = 0; i < 4; ++i) {
+            QCOMPARE(jobs[i].source_path, sources[i]);
+            QCOMPARE(jobs[i].source_language, QStringLiteral("en"));
+            QCOMPARE(jobs[i].target_language, QStringLiteral("zh"));
+            QCOMPARE(jobs[i].state, JobState::Done);
+            QCOMPARE(read_bytes(jobs[i].output_path), expected_output(sources[i], "en", "zh"));
+        }
+        // The rows as shown.
+        DocumentQueueModel* model = w.window->documentQueue()->model();
+        QCOMPARE(model->rowCount(), 4);
+        QCOMPARE(model->index(0, DocumentQueueModel::FileColumn).data().toString(),
+                 QStringLiteral("a.txt"));
+        QCOMPARE(model->index(0, DocumentQueueModel::StateColumn).data().toString(),
+                 QStringLiteral("Done → a.zh.txt"));
+        QCOMPARE(model->index(0, DocumentQueueModel::ProgressColumn).data().toString(),
+                 QStringLiteral("2 / 2"));
+        QCOMPARE(model->index(0, DocumentQueueModel::LanguagesColumn).data().toString(),
+                 QStringLiteral("English → Chinese"));
+    }
+
+    void rowsShowStateAndButtonsWork() {
+        const QString dir = freshDir();
+        const QString good = dir + QStringLiteral("/good.txt");
+        const QString broken = dir + QStringLiteral("/broken.srt");
+        const QString longer = dir + QStringLiteral("/long.txt");
+        write_bytes(good, lines_document(2));
+        QVERIFY(QFile::copy(kData + QStringLiteral("broken.srt"), broken));
+        write_bytes(longer, lines_document(10, 3));
+
+        JobQueue queue(dir + QStringLiteral("/state"));
+        DocumentOptions options;
+        options.sampling = SamplingParams::greedy_decoding();
+        queue.setOptions(options);
+        queue.setEngine(cpu_engine());
+        DocumentQueueView view(&queue);
+        QList<QUrl> opened;
+        view.setUrlOpener([&](const QUrl& url) {
+            opened.append(url);
+            return true;
+        });
+        view.resize(1100, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setLanguages(QStringLiteral("en"), QStringLiteral("zh"));
+
+        QCOMPARE(view.addPaths({good, broken}).size(), 2);
+        DocumentQueueModel* model = view.model();
+        QCOMPARE(model->rowCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(queue.pendingCount() == 0, kTimeout);
+        QCOMPARE(model->job(0)->state, JobState::Done);
+        QCOMPARE(model->job(1)->state, JobState::Failed);
+        const QString message = model->index(1, DocumentQueueModel::StateColumn).data().toString();
+        QVERIFY2(message.startsWith(QStringLiteral("Failed: broken.srt: line")),
+                 qPrintable(message));
+        QVERIFY(model->index(1, DocumentQueueModel::StateColumn)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(broken));  // the whole message, with the path
+        QVERIFY(
+            model->index(1, DocumentQueueModel::StateColumn).data(Qt::ForegroundRole).isValid());
+        QCOMPARE(model->index(0, DocumentQueueModel::ProgressColumn)
+                     .data(DocumentQueueModel::DoneRole)
+                     .toInt(),
+                 2);
+
+        // Buttons: a done row has no Cancel or Retry; a failed one has Retry.
+        QVERIFY(view.actionRect(0, DocumentQueueView::Action::Cancel).isEmpty());
+        QVERIFY(view.actionRect(0, DocumentQueueView::Action::Retry).isEmpty());
+        QVERIFY(view.actionRect(1, DocumentQueueView::Action::Cancel).isEmpty());
+        const QRect retry = view.actionRect(1, DocumentQueueView::Action::Retry);
+        QVERIFY(!retry.isEmpty());
+        QVERIFY(view.table()->viewport()->rect().contains(retry));
+
+        // Open folder: the output's folder.
+        QTest::mouseClick(view.table()->viewport(), Qt::LeftButton, {},
+                          view.actionRect(0, DocumentQueueView::Action::OpenFolder).center());
+        QCOMPARE(opened, QList<QUrl>{QUrl::fromLocalFile(dir)});
+
+        // Fix the file and retry it with its button.
+        QFile::remove(broken);
+        QVERIFY(QFile::copy(kData + QStringLiteral("sample.srt"), broken));
+        QTest::mouseClick(view.table()->viewport(), Qt::LeftButton, {}, retry.center());
+        QVERIFY(model->job(1)->state == JobState::Queued ||
+                model->job(1)->state == JobState::Running);
+        QTRY_VERIFY_WITH_TIMEOUT(queue.pendingCount() == 0, kTimeout);
+        QCOMPARE(model->job(1)->state, JobState::Done);
+        QCOMPARE(read_bytes(dir + QStringLiteral("/broken.zh.srt")),
+                 expected_output(broken, "en", "zh"));
+
+        // A long document: progress and times while it runs, then Cancel.
+        view.addPaths({longer});
+        QTRY_VERIFY_WITH_TIMEOUT(model->job(2)->segments_done >= 2, kTimeout);
+        QTest::qWait(1100);  // a tick of the times
+        QCOMPARE(model->job(2)->state, JobState::Running);
+        QVERIFY(model->index(2, DocumentQueueModel::ProgressColumn)
+                    .data()
+                    .toString()
+                    .endsWith(QStringLiteral(" / 10")));
+        QVERIFY(!model->index(2, DocumentQueueModel::ElapsedColumn).data().toString().isEmpty());
+        QVERIFY(model->index(2, DocumentQueueModel::RemainingColumn)
+                    .data()
+                    .toString()
+                    .contains(QLatin1Char(':')));
+        QVERIFY(model->job(2)->remaining_ms.has_value());
+        QVERIFY(!view.grab().isNull());  // paints the progress bar and the buttons
+        QVERIFY(view.actionRect(2, DocumentQueueView::Action::Retry).isEmpty());
+        QTest::mouseClick(view.table()->viewport(), Qt::LeftButton, {},
+                          view.actionRect(2, DocumentQueueView::Action::Cancel).center());
+        QCOMPARE(model->job(2)->state, JobState::Cancelled);
+        QCOMPARE(model->index(2, DocumentQueueModel::StateColumn).data().toString(),
+                 QStringLiteral("Cancelled"));
+        QVERIFY(!QFile::exists(dir + QStringLiteral("/long.zh.txt")));
+
+        // The context menu acts on the selection: a cancelled row can be retried, not cancelled.
+        view.table()->selectRow(2);
+        QMenu* menu = view.contextMenuForSelection();
+        QVERIFY(menu);
+        QAction* retryAction = nullptr;
+        QAction* cancelAction = nullptr;
+        for (QAction* a : menu->actions()) {
+            if (!a->data().isValid()) continue;
+            const auto action = a->data().value<DocumentQueueView::Action>();
+            if (action == DocumentQueueView::Action::Retry) retryAction = a;
+            if (action == DocumentQueueView::Action::Cancel) cancelAction = a;
+        }
+        QVERIFY(retryAction && cancelAction);
+        QVERIFY(retryAction->isEnabled());
+        QVERIFY(!cancelAction->isEnabled());
+        retryAction->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(queue.pendingCount() == 0, kTimeout);
+        QCOMPARE(model->job(2)->state, JobState::Done);
+        QCOMPARE(read_bytes(dir + QStringLiteral("/long.zh.txt")),
+                 expected_output(longer, "en", "zh"));
+
+        // Remove: the row goes, its output stays.
+        const QString output = model->job(0)->output_path;
+        QTest::mouseClick(view.table()->viewport(), Qt::LeftButton, {},
+                          view.actionRect(0, DocumentQueueView::Action::Remove).center());
+        QCOMPARE(model->rowCount(), 2);
+        QCOMPARE(queue.count(), 2);
+        QVERIFY(QFile::exists(output));
+        QCOMPARE(model->job(0)->source_path, broken);
+    }
+
+    void typedRequestDoesNotWaitBehindDocuments() {
+        const QString dir = freshDir();
+        const QString doc = dir + QStringLiteral("/manual.txt");
+        write_bytes(doc, lines_document(12));
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.window->addDocuments({doc}), 1);
+        const quint64 id = w.queue().jobs().front().id;
+        QTRY_VERIFY_WITH_TIMEOUT(w.queue().job(id)->segments_done >= 2, kTimeout);
+
+        const int done_before = w.queue().job(id)->segments_done;
+        int done_at_finish = -1;
+        connect(&w.controller, &TranslationController::translationFinished, this,
+                [&] { done_at_finish = w.queue().job(id)->segments_done; });
+        w.window->sourceEdit()->setPlainText(kLines.mid(8, 3).join(QLatin1Char('\n')));
+        w.window->translateNow();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.finished.isEmpty(), kTimeout);
+        // While the typed lines ran, at most the document segment already being decoded ended.
+        QVERIFY2(done_at_finish - done_before <= 1,
+                 qPrintable(QStringLiteral("%1 -> %2").arg(done_before).arg(done_at_finish)));
+        QVERIFY(done_at_finish < 12);
+        QVERIFY(!w.window->targetEdit()->toPlainText().isEmpty());
+
+        QTRY_VERIFY_WITH_TIMEOUT(w.queue().pendingCount() == 0, kTimeout);
+        QCOMPARE(w.queue().job(id)->state, JobState::Done);
+        QCOMPARE(read_bytes(w.queue().job(id)->output_path), expected_output(doc, "en", "zh"));
+    }
+
+    void modelReloadAndRestartKeepDocumentsGoing() {
+        const QString dir = freshDir();
+        const QString doc = dir + QStringLiteral("/guide.txt");
+        write_bytes(doc, lines_document(10, 5));
+        quint64 id = 0;
+        {
+            Window w;
+            QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+            QCOMPARE(w.window->addDocuments({doc}), 1);
+            id = w.queue().jobs().front().id;
+            QTRY_VERIFY_WITH_TIMEOUT(w.queue().job(id)->segments_done >= 2, kTimeout);
+            // A new model load takes the engine away from the queue at once...
+            w.window->loadModel(kDemo);
+            QVERIFY(w.queue().engine() == nullptr);
+            QCOMPARE(w.queue().inFlight(), 0);
+            // ...and gives it the new one when loaded.
+            QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+            QVERIFY(w.queue().engine() != nullptr);
+            QCOMPARE(w.queue().engine(), w.controller.engine());
+            const int done = w.queue().job(id)->segments_done;
+            QTRY_VERIFY_WITH_TIMEOUT(w.queue().job(id)->segments_done >= done + 2, kTimeout);
+            QCOMPARE(w.queue().job(id)->state, JobState::Running);
+        }  // the window closes mid-document
+
+        Window again;
+        QVERIFY(again.window->documentsDock()->isVisible());  // saved rows are shown
+        QCOMPARE(again.queue().count(), 1);
+        QVERIFY(again.queue().job(id)->segments_done >= 4);
+        QTRY_VERIFY_WITH_TIMEOUT(again.ready(), kTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(again.queue().pendingCount() == 0, kTimeout);
+        QCOMPARE(again.queue().job(id)->state, JobState::Done);
+        QCOMPARE(read_bytes(again.queue().job(id)->output_path), expected_output(doc, "en", "zh"));
+    }
+
+    void formatDuration() {
+        QCOMPARE(format_duration(0), QStringLiteral("0:00"));
+        QCOMPARE(format_duration(7400), QStringLiteral("0:07"));
+        QCOMPARE(format_duration(754000), QStringLiteral("12:34"));
+        QCOMPARE(format_duration(3723000), QStringLiteral("1:02:03"));
+    }
+
+    void fileDialogFilterListsEveryFormat() {
+        const QString filter = DocumentQueueView::fileDialogFilter();
+        for (const std::string& ext : documents::supported_extensions())
+            QVERIFY2(filter.contains(QStringLiteral("*.") + QString::fromStdString(ext)),
+                     ext.c_str());
+    }
+};
+
+QTEST_MAIN(TestUiDocumentQueue)
+#include "test_ui_document_queue.moc"
