@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <QCoreApplication>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <atomic>
@@ -425,6 +426,37 @@ class TestCudaEngine : public QObject {
             s, 10000 / s, vram0 / 1048576.0, vram1 / 1048576.0, rss0 / 1048576.0, rss1 / 1048576.0);
         QCOMPARE(vram1, vram0);
         QVERIFY(rss1 - rss0 < 64ll << 20);
+    }
+
+    // INT4 weights are quantised once and read back from the on-disk cache afterwards: the
+    // second load is faster and translates identically.
+    void quantisedWeightCache() {
+        QTemporaryDir cache;
+        QVERIFY(cache.isValid());
+        cuda::CudaEngineOptions o = options(Tier::INT4);
+        o.quant_cache_dir = cache.path().toStdString();
+        std::vector<std::string> outputs;
+        std::vector<double> load_ms;
+        for (int round = 0; round < 2; ++round) {
+            const auto t0 = std::chrono::steady_clock::now();
+            auto engine = cuda::make_cuda_engine(kDemo, o);
+            load_ms.push_back(std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - t0)
+                                  .count());
+            Collector c;
+            const uint64_t id = c.submit(*engine, job_for("Could not set permissions for %s.",
+                                                          "en", "zh"));
+            QVERIFY(c.wait(1));
+            outputs.push_back(c.outcomes[id].text);
+        }
+        int files = 0;
+        for (const auto& e : fs::recursive_directory_iterator(cache.path().toStdString()))
+            files += e.is_regular_file();
+        qInfo("int4 load: %.0f ms quantising, %.0f ms from the cache (%d cached tensors)",
+              load_ms[0], load_ms[1], files);
+        QVERIFY(files >= 8 * 4 + 1);  // 4 linear layers per layer + the output layer
+        QCOMPARE(outputs[1], outputs[0]);
+        QVERIFY(!outputs[0].empty());
     }
 
     // A budget that cannot fit fails cleanly with the figures, and leaves nothing behind.

@@ -360,6 +360,10 @@ class TestGlossary : public QObject {
     void translatorNarrowsAndChecks() {
         auto translator = Translator::open_cpu(MTDESK_DEMO_MODEL_DIR);
         QCOMPARE(translator->style(), PromptStyle::HyMt15);
+        // The demo model was not trained on the terminology prompt: by default its glossary is
+        // only checked (see demoModelChecksOnly); here the prompt path is what is tested.
+        QVERIFY(!translator->terminology_prompt());
+        translator->set_terminology_prompt(true);
         PromptRequest r;
         r.text = "Open the file";
         r.source = find_language("en");
@@ -386,6 +390,25 @@ class TestGlossary : public QObject {
         QCOMPARE(full.missing_terms.size(), 1u);
         QCOMPARE(full.missing_terms[0].source, std::string("file"));
         QCOMPARE(full.missing_terms[0].target, std::string("Xqzdatei"));
+    }
+
+    // A model whose directory does not say HY-MT gets the glossary checked, not prompted.
+    void demoModelChecksOnly() {
+        auto translator = Translator::open_cpu(MTDESK_DEMO_MODEL_DIR);
+        PromptRequest r;
+        r.text = "Open the file";
+        r.source = find_language("en");
+        r.target = find_language("de");
+        PromptRequest plain = r;
+        r.glossary = {{"file", "Xqzdatei"}};
+        QCOMPARE(translator->encode_prompt(r), translator->encode_prompt(plain));
+        TranslateOptions options;
+        options.sampling = SamplingParams::greedy_decoding();
+        const TranslationResult result = translator->translate(r, options);
+        QCOMPARE(result.missing_terms.size(), size_t(1));
+        QVERIFY(guess_terminology_prompt("/models/HY-MT1.5-7B"));
+        QVERIFY(guess_terminology_prompt("/models/hy-mt1.5-1.8b/"));
+        QVERIFY(!guess_terminology_prompt("/models/mtdesk-demo"));
     }
 
     void hunyuanMtPromptHasNoGlossaryButIsChecked() {

@@ -298,6 +298,8 @@ void MainWindow::showModelBar(const QString& text) {
 void MainWindow::applySettings() {
     const TranslationOptions options = settings_.translationOptions();
     controller_.setOptions(options);
+    controller_.setEngineChoice(
+        {settings_.device(), settings_.tier(), settings_.contextTokens(), settings_.maxBatch()});
     app::DocumentOptions documents;
     if (options.mode == SamplingMode::Greedy)
         documents.sampling = SamplingParams::greedy_decoding();
@@ -473,14 +475,20 @@ void MainWindow::copyTranslation() {
 
 void MainWindow::showSettings() {
     const QString before = settings_.effectiveModelDirectory();
+    const QStringList engine_before = {settings_.device(), settings_.tier(),
+                                       QString::number(settings_.contextTokens()),
+                                       QString::number(settings_.maxBatch())};
     SettingsDialog dialog(settings_, this);
     if (dialog.exec() != QDialog::Accepted) return;
     applySettings();
     const QString after = settings_.effectiveModelDirectory();
     if (after.isEmpty()) {
         loadConfiguredModel();
-    } else if (after != before || controller_.state() != TranslationController::State::Ready) {
-        loadModel(after);
+    } else if (after != before || controller_.state() != TranslationController::State::Ready ||
+               engine_before != QStringList{settings_.device(), settings_.tier(),
+                                            QString::number(settings_.contextTokens()),
+                                            QString::number(settings_.maxBatch())}) {
+        loadModel(after);  // a new model, or the same one on another device / tier / budget
     }
 }
 

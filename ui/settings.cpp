@@ -10,6 +10,7 @@ namespace {
 
 const QString kModelDir = QStringLiteral("model/directory");
 const QString kTier = QStringLiteral("model/tier");
+const QString kDevice = QStringLiteral("model/device");
 const QString kContext = QStringLiteral("model/contextTokens");
 const QString kBatch = QStringLiteral("model/maxBatch");
 const QString kMode = QStringLiteral("sampling/mode");
@@ -151,6 +152,13 @@ TranslationOptions Settings::translationOptions() const {
     Glossary g = glossary();
     if (!g.empty()) o.glossary = std::make_shared<const Glossary>(std::move(g));
     return o;
+}
+
+QString Settings::device() const {
+    return settings_.value(kDevice, QStringLiteral("auto")).toString();
+}
+void Settings::setDevice(const QString& device) {
+    set(kDevice, device);
 }
 
 QString Settings::tier() const {

@@ -43,6 +43,10 @@ class Settings : public QObject {
     /// Everything the controller needs, from the above.
     TranslationOptions translationOptions() const;
 
+    /// Where the model runs: "auto" (the first GPU when there is one, else the CPU), "cpu",
+    /// or "cuda:N".
+    QString device() const;
+    void setDevice(const QString& device);
     /// Precision tier name for the GPU engine ("bf16", "fp16", "int8", "int4").
     QString tier() const;
     void setTier(const QString& tier);

@@ -18,6 +18,7 @@
 #include "glossary_model.h"
 #include "i18n.h"
 #include "live_panel.h"
+#include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
@@ -74,7 +75,20 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
     connect(ui_->browseButton, &QPushButton::clicked, this, &SettingsDialog::browse);
     connect(ui_->modelDirEdit, &QLineEdit::editingFinished, this, &SettingsDialog::validate);
 
-    ui_->deviceLabel->setText(tr("CPU (fp32)"));
+    // Devices: each GPU with its free memory, then the CPU; "Automatic" takes the first GPU.
+    gpus_ = cuda::devices();
+    ui_->deviceCombo->addItem(
+        gpus_.empty() ? tr("Automatic (CPU: no GPU found)") : tr("Automatic (the first GPU)"),
+        QStringLiteral("auto"));
+    for (const cuda::DeviceInfo& g : gpus_)
+        ui_->deviceCombo->addItem(tr("GPU %1: %2 (%3 free of %4)")
+                                      .arg(g.index)
+                                      .arg(QString::fromStdString(g.name))
+                                      .arg(human_bytes(g.free_bytes))
+                                      .arg(human_bytes(g.total_bytes)),
+                                  QStringLiteral("cuda:%1").arg(g.index));
+    ui_->deviceCombo->addItem(tr("CPU (fp32)"), QStringLiteral("cpu"));
+    ui_->deviceCombo->setCurrentIndex(qMax(0, ui_->deviceCombo->findData(settings.device())));
     for (Tier t : all_tiers()) {
         const QString name = QString::fromLatin1(tier_name(t).data(), tier_name(t).size());
         ui_->tierCombo->addItem(name, name);
@@ -82,16 +96,18 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
     ui_->tierCombo->setCurrentIndex(qMax(0, ui_->tierCombo->findData(settings.tier())));
     ui_->contextSpin->setValue(settings.contextTokens());
     ui_->batchSpin->setValue(settings.maxBatch());
-#ifdef MTDESK_HAVE_CUDA
-    ui_->gpuNoteLabel->setText(
-        tr("The memory each precision tier needs for this model, with the context and batch "
-           "above."));
-#else
-    ui_->tierCombo->setEnabled(false);
-    ui_->gpuNoteLabel->setText(
-        tr("GPU engine not available in this build: the CPU engine runs the model in fp32. "
-           "The GPU rows show what each tier would need."));
-#endif
+    if (!gpus_.empty()) {
+        ui_->gpuNoteLabel->setText(
+            tr("The memory each precision tier needs for this model, with the context and "
+               "batch above, next to the chosen GPU's free memory."));
+    } else {
+        ui_->tierCombo->setEnabled(false);
+        ui_->gpuNoteLabel->setText(
+            tr("No GPU found (or this build has no CUDA engine): the CPU engine runs the model "
+               "in fp32. The GPU rows show what each tier would need."));
+    }
+    connect(ui_->deviceCombo, &QComboBox::currentIndexChanged, this,
+            &SettingsDialog::updateEstimates);
     ui_->tierTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     connect(ui_->contextSpin, &QSpinBox::valueChanged, this, &SettingsDialog::updateEstimates);
     connect(ui_->batchSpin, &QSpinBox::valueChanged, this, &SettingsDialog::updateEstimates);
@@ -231,7 +247,12 @@ void SettingsDialog::updateEstimates() {
             const MemoryEstimate e = estimate_memory(*config_, t, context, batch);
             set(row, 1, human_bytes(static_cast<qint64>(e.weights)));
             set(row, 2, human_bytes(static_cast<qint64>(e.kv_cache)));
-            set(row, 3, human_bytes(static_cast<qint64>(e.total())));
+            QString total = human_bytes(static_cast<qint64>(e.total()));
+            if (const cuda::DeviceInfo* gpu = chosenGpu()) {
+                if (static_cast<int64_t>(e.total()) > gpu->free_bytes)
+                    total = tr("%1 — does not fit").arg(total);
+            }
+            set(row, 3, total);
         } else {
             for (int c = 1; c < 4; ++c)
                 set(row, c, none);
@@ -239,6 +260,16 @@ void SettingsDialog::updateEstimates() {
         ++row;
     }
     fitTable();
+}
+
+const cuda::DeviceInfo* SettingsDialog::chosenGpu() const {
+    if (gpus_.empty()) return nullptr;
+    const QString d = ui_->deviceCombo->currentData().toString();
+    if (d == QLatin1String("cpu")) return nullptr;
+    const int index = d.startsWith(QLatin1String("cuda:")) ? d.mid(5).toInt() : 0;
+    for (const cuda::DeviceInfo& g : gpus_)
+        if (g.index == index) return &g;
+    return nullptr;
 }
 
 void SettingsDialog::fitTable() {
@@ -383,6 +414,7 @@ void SettingsDialog::accept() {
     if (!glossary) return;
     const QString dir = modelDirectory();
     settings_.setModelDirectory(dir.isEmpty() ? dir : QDir::cleanPath(QDir(dir).absolutePath()));
+    settings_.setDevice(ui_->deviceCombo->currentData().toString());
     settings_.setTier(ui_->tierCombo->currentData().toString());
     settings_.setContextTokens(ui_->contextSpin->value());
     settings_.setMaxBatch(ui_->batchSpin->value());

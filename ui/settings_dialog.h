@@ -8,7 +8,9 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
+#include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/model/config.h"
 #include "mtdesk/translate/glossary.h"
 
@@ -69,6 +71,8 @@ class SettingsDialog : public QDialog {
     void browse();
     void validate();
     void updateEstimates();
+    /// The GPU the device box names ("Automatic": the first), or null for the CPU / no GPU.
+    const cuda::DeviceInfo* chosenGpu() const;
     void updateSamplingEnabled();
     void addTerm();
     void removeTerms();
@@ -79,6 +83,7 @@ class SettingsDialog : public QDialog {
     std::optional<Glossary> tableGlossary();
 
     std::unique_ptr<::Ui::SettingsDialog> ui_;
+    std::vector<cuda::DeviceInfo> gpus_;
     Settings& settings_;
     std::optional<ModelConfig> config_;
     bool valid_ = false;

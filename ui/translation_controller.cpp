@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/detect.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/prompt.h"
@@ -95,6 +97,24 @@ JobOutcome run_job(TranslationEngine& engine, TranslationJob job,
 
 }  // namespace
 
+namespace {
+
+/// The GPU a choice asks for, if there is one: "cuda:N" names it, "auto" takes the first.
+std::optional<int> gpu_index(const EngineChoice& choice) {
+    if (choice.device == QLatin1String("cpu")) return std::nullopt;
+    const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
+    if (gpus.empty()) return std::nullopt;
+    if (choice.device.startsWith(QLatin1String("cuda:"))) {
+        bool ok = false;
+        const int n = choice.device.mid(5).toInt(&ok);
+        if (ok && n >= 0 && n < static_cast<int>(gpus.size())) return n;
+        return std::nullopt;
+    }
+    return 0;
+}
+
+}  // namespace
+
 struct TranslationController::Shared {
     std::mutex m;
     std::condition_variable cv;
@@ -104,6 +124,7 @@ struct TranslationController::Shared {
     std::optional<Request> pending;  // the newest request not yet taken by the worker
     bool running = false;            // the worker is translating
     TranslationOptions options;
+    EngineChoice choice;
     // The loaded model's engine: set and reset by the worker; typed requests go through it, and
     // the UI thread hands it out (engine()) to the document queue.
     std::shared_ptr<TranslationEngine> engine;
@@ -197,6 +218,11 @@ void TranslationController::setOptions(const TranslationOptions& options) {
     shared_->options = options;
 }
 
+void TranslationController::setEngineChoice(const EngineChoice& choice) {
+    std::lock_guard lock(shared_->m);
+    shared_->choice = choice;
+}
+
 TranslationOptions TranslationController::options() const {
     std::lock_guard lock(shared_->m);
     return shared_->options;
@@ -229,6 +255,13 @@ EngineStats TranslationController::stats() const {
         const EngineStatistics e = engine->statistics();
         s.queue_depth += e.queue_depth;
         s.batch_size = e.running;
+        if (e.vram_total_bytes) {  // the GPU engine
+            s.device = QString::fromStdString(e.device);
+            s.tier = QString::fromStdString(e.tier);
+            s.vram_used_bytes = e.vram_used_bytes;
+            s.vram_total_bytes = e.vram_total_bytes;
+            s.vram_own_bytes = e.vram_own_bytes;
+        }
     }
     if (!s.ttft_history.isEmpty()) s.ttft_ms.last = s.ttft_history.back();
     s.ttft_ms.p50 = percentile(s.ttft_history, 50);
@@ -254,12 +287,36 @@ void TranslationController::run() {
             lock.unlock();
             post([this, dir] { emit loadStarted(dir); });
             post([this] { emit loadProgress(0, 0, tr("Loading the model")); });
+            const EngineChoice choice = s.choice;
             std::shared_ptr<TranslationEngine> engine;
             QString failure;
-            try {
-                engine = make_cpu_engine(Translator::open_cpu(dir.toStdString()));
-            } catch (const std::exception& e) {
-                failure = QString::fromUtf8(e.what());
+            if (const auto gpu = gpu_index(choice)) {
+                try {
+                    cuda::CudaEngineOptions o;
+                    o.device = *gpu;
+                    o.tier = parse_tier(choice.tier.toStdString()).value_or(Tier::BF16);
+                    o.kv_tokens = choice.context_tokens;
+                    o.max_batch = choice.max_batch;
+                    engine = cuda::make_cuda_engine(
+                        dir.toStdString(), o, [this](int done, int total, const std::string& what) {
+                            const QString w = QString::fromStdString(what);
+                            post([this, done, total, w] { emit loadProgress(done, total, w); });
+                        });
+                } catch (const std::exception& e) {
+                    const QString why = QString::fromUtf8(e.what());
+                    post([this, why] {
+                        emit error(tr("The GPU engine could not load the model (%1); using the "
+                                      "CPU instead.")
+                                       .arg(why));
+                    });
+                }
+            }
+            if (!engine) {
+                try {
+                    engine = make_cpu_engine(Translator::open_cpu(dir.toStdString()));
+                } catch (const std::exception& e) {
+                    failure = QString::fromUtf8(e.what());
+                }
             }
             lock.lock();
             if (s.load) continue;  // another directory was asked for meanwhile

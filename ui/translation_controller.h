@@ -47,6 +47,14 @@ struct TranslationOptions {
     std::shared_ptr<const Glossary> glossary;
 };
 
+/// Which engine a model is loaded into (the settings' device, tier and budgets).
+struct EngineChoice {
+    QString device = QStringLiteral("auto");  ///< "auto", "cpu" or "cuda:N"
+    QString tier = QStringLiteral("bf16");    ///< GPU precision tier
+    int context_tokens = 16384;               ///< GPU KV cache budget
+    int max_batch = 64;                       ///< GPU sequences per step
+};
+
 /// Figures of one finished request.
 struct RequestStats {
     quint64 request_id = 0;
@@ -119,6 +127,10 @@ class TranslationController : public QObject {
     void cancel();
 
     void setOptions(const TranslationOptions& options);
+    /// Used by the next loadModel(): the GPU engine when the choice names a GPU (or "auto" and
+    /// one is present), else the CPU engine. A GPU load that fails (the tier does not fit, no
+    /// driver) reports the reason through error() and falls back to the CPU.
+    void setEngineChoice(const EngineChoice& choice);
     TranslationOptions options() const;
 
     State state() const { return state_; }

@@ -147,6 +147,7 @@ class CudaEngine final : public TranslationEngine {
         translator_ =
             std::make_unique<Translator>(make_cuda_causal_lm(model_), std::move(tokenizer), chat,
                                          guess_prompt_style(dir), md.generation);
+        translator_->set_terminology_prompt(guess_terminology_prompt(dir));
         stats_.device = model_->device_name();
         stats_.tier = std::string(tier_name(options_.tier));
         refresh_memory();
@@ -603,8 +604,10 @@ std::unique_ptr<Translator> open_cuda_translator(const std::filesystem::path& mo
     ChatTemplate chat = ChatTemplate::from_model_dir(model_dir);
     check_chat_template(chat, *tokenizer, model_dir);
     auto model = make_cuda_causal_lm(std::shared_ptr<CudaModel>(CudaModel::load(md, options)));
-    return std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
-                                        guess_prompt_style(model_dir), md.generation);
+    auto translator = std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
+                                                   guess_prompt_style(model_dir), md.generation);
+    translator->set_terminology_prompt(guess_terminology_prompt(model_dir));
+    return translator;
 }
 
 }  // namespace mtdesk::cuda

@@ -10,11 +10,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 
 #include "cpu/ops_cpu.h"
 #include "cuda/cuda_common.h"
 #include "cuda/linear_cuda.h"
 #include "mtdesk/error.h"
+#include "mtdesk/quant/quant_cache.h"
+#include "mtdesk/quant/quantize.h"
 
 namespace mtdesk::cuda {
 namespace {
@@ -331,14 +335,28 @@ class CudaModelImpl final : public CudaModel {
         return b;
     }
 
-    DeviceLinear linear_of(const std::vector<const std::vector<float>*>& parts, int k) {
+    /// One device linear layer from the concatenated rows of `parts` (each [rows, k]). INT
+    /// tiers go through the on-disk cache of quantised weights: a second load reads the
+    /// quantised tensor instead of quantising again. `name` identifies it in the cache.
+    DeviceLinear linear_of(const std::string& name,
+                           const std::vector<const std::vector<float>*>& parts, int k) {
         std::vector<float> w;
         int n = 0;
         for (const auto* p : parts) {
             w.insert(w.end(), p->begin(), p->end());
             n += static_cast<int>(p->size() / k);
         }
-        DeviceLinear d = DeviceLinear::upload(w, n, k, weight_format(options_.tier));
+        const WeightFormat format = weight_format(options_.tier);
+        DeviceLinear d;
+        if (cache_ && (format == WeightFormat::INT8 || format == WeightFormat::INT4)) {
+            const QuantizedTensor q = cache_->load_or_make(cache_key_, name, [&]() {
+                return format == WeightFormat::INT8 ? QuantizedTensor(quantize_int8(w, n, k))
+                                                    : QuantizedTensor(quantize_int4(w, n, k));
+            });
+            d = DeviceLinear::upload(q);
+        } else {
+            d = DeviceLinear::upload(w, n, k, format);
+        }
         memory_.weights += d.device_bytes();
         return d;
     }
@@ -356,6 +374,17 @@ class CudaModelImpl final : public CudaModel {
 
     void load_weights(const ModelDir& dir, const LoadProgress& progress) {
         const TensorSet& ts = *dir.tensors;
+        if (options_.tier == Tier::INT8 || options_.tier == Tier::INT4) {
+            try {
+                const std::vector<std::filesystem::path> files = ts.files();
+                cache_key_ = QuantCache::model_key(files, options_.tier);
+                cache_.emplace(options_.quant_cache_dir.empty()
+                                   ? QuantCache::default_root()
+                                   : std::filesystem::path(options_.quant_cache_dir));
+            } catch (const std::exception&) {
+                cache_.reset();  // no usable cache directory: quantise every time
+            }
+        }
         const ModelConfig& c = config_;
         const int hidden = c.hidden_size, inter = c.intermediate_size;
         const int steps = c.num_layers + 2;
@@ -373,9 +402,9 @@ class CudaModelImpl final : public CudaModel {
             const auto wq = host(ts, p + "self_attn.q_proj.weight");
             const auto wk = host(ts, p + "self_attn.k_proj.weight");
             const auto wv = host(ts, p + "self_attn.v_proj.weight");
-            L.qkv = linear_of({&wq, &wk, &wv}, hidden);
+            L.qkv = linear_of(p + "qkv", {&wq, &wk, &wv}, hidden);
             const auto wo = host(ts, p + "self_attn.o_proj.weight");
-            L.o = linear_of({&wo}, c.num_heads * c.head_dim);
+            L.o = linear_of(p + "o_proj", {&wo}, c.num_heads * c.head_dim);
             if (c.attention_bias)
                 L.qkv_bias = bias_of(ts, {p + "self_attn.q_proj.bias", p + "self_attn.k_proj.bias",
                                           p + "self_attn.v_proj.bias"});
@@ -389,9 +418,9 @@ class CudaModelImpl final : public CudaModel {
             }
             const auto wg = host(ts, p + "mlp.gate_proj.weight");
             const auto wu = host(ts, p + "mlp.up_proj.weight");
-            L.gate_up = linear_of({&wg, &wu}, hidden);
+            L.gate_up = linear_of(p + "gate_up", {&wg, &wu}, hidden);
             const auto wd = host(ts, p + "mlp.down_proj.weight");
-            L.down = linear_of({&wd}, inter);
+            L.down = linear_of(p + "down_proj", {&wd}, inter);
             if (c.mlp_bias) {
                 L.gate_up_bias = bias_of(ts, {p + "mlp.gate_proj.bias", p + "mlp.up_proj.bias"});
                 L.down_bias = bias_of(ts, {p + "mlp.down_proj.bias"});
@@ -400,10 +429,10 @@ class CudaModelImpl final : public CudaModel {
         }
         if (progress) progress(steps - 1, steps, "output layer");
         if (c.tie_word_embeddings && ts.find("lm_head.weight") == nullptr)
-            lm_head_ = linear_of({&embed}, hidden);
+            lm_head_ = linear_of("lm_head", {&embed}, hidden);
         else {
             const auto w = host(ts, "lm_head.weight");
-            lm_head_ = linear_of({&w}, hidden);
+            lm_head_ = linear_of("lm_head", {&w}, hidden);
         }
 
         // RoPE tables for every position, computed by the CPU reference code.
@@ -520,6 +549,8 @@ class CudaModelImpl final : public CudaModel {
     cublasHandle_t cublas_ = nullptr;
     LinearContext ctx_;
 
+    std::optional<QuantCache> cache_;
+    std::string cache_key_;
     DeviceBuffer embed_, final_norm_, cos_, sin_;
     std::vector<Layer> layers_;
     DeviceLinear lm_head_;

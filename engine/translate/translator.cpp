@@ -12,6 +12,15 @@
 
 namespace mtdesk {
 
+bool guess_terminology_prompt(const std::filesystem::path& model_dir) {
+    std::string name = std::filesystem::absolute(model_dir).lexically_normal().filename().string();
+    if (name.empty())
+        name = std::filesystem::absolute(model_dir).lexically_normal().parent_path().filename();
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return name.find("hy-mt") != std::string::npos;
+}
+
 PromptStyle guess_prompt_style(const std::filesystem::path& model_dir) {
     std::string name = std::filesystem::absolute(model_dir).lexically_normal().string();
     std::transform(name.begin(), name.end(), name.begin(),
@@ -61,9 +70,11 @@ std::unique_ptr<Translator> Translator::open_cpu(const std::filesystem::path& mo
     ChatTemplate chat = ChatTemplate::from_model_dir(model_dir);
     check_chat_template(chat, *tokenizer, model_dir);
     auto model = CpuModel::load(dir);
-    return std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
-                                        style.value_or(guess_prompt_style(model_dir)),
-                                        dir.generation);
+    auto translator = std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
+                                                   style.value_or(guess_prompt_style(model_dir)),
+                                                   dir.generation);
+    translator->set_terminology_prompt(guess_terminology_prompt(model_dir));
+    return translator;
 }
 
 SamplingParams Translator::recommended_sampling() const {
@@ -81,7 +92,7 @@ std::vector<int32_t> Translator::encode_prompt(const PromptRequest& request) con
     // The user's text must not be able to inject control tokens: the template text (with its
     // special tokens) and the user message are encoded separately.
     std::string user;
-    if (style_ == PromptStyle::HunyuanMT && !request.glossary.empty()) {
+    if ((style_ == PromptStyle::HunyuanMT || !terminology_prompt_) && !request.glossary.empty()) {
         PromptRequest without = request;  // glossary only checked, see translate()
         without.glossary.clear();
         user = build_translation_prompt(without, style_);

@@ -38,6 +38,9 @@ struct CudaEngineOptions {
     /// Most tokens one step runs (decode tokens plus prefill chunks); long prompts are
     /// prefilled in chunks of what is left, interleaved with decode steps.
     int max_step_tokens = 1024;
+    /// Where INT8/INT4 weights are cached once quantised ("" = QuantCache::default_root(),
+    /// i.e. $XDG_CACHE_HOME/mtdesk/quantized): the second load of a model skips quantising.
+    std::string quant_cache_dir;
 };
 
 /// Loading progress: (done, total, what).

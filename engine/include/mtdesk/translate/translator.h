@@ -97,6 +97,11 @@ class Translator {
     const Tokenizer& tokenizer() const noexcept { return *tokenizer_; }
     CausalLM& model() noexcept { return *model_; }
     PromptStyle style() const noexcept { return style_; }
+    /// Whether a glossary goes into the prompt (HY-MT1.5's terminology intervention) or is only
+    /// checked in the output. On by default; open_cpu() turns it off for models whose directory
+    /// name does not say HY-MT (the bundled demo model was never trained on that prompt).
+    void set_terminology_prompt(bool on) noexcept { terminology_prompt_ = on; }
+    bool terminology_prompt() const noexcept { return terminology_prompt_; }
     const std::vector<int32_t>& stop_tokens() const noexcept { return stop_tokens_; }
 
   private:
@@ -114,6 +119,7 @@ class Translator {
     PromptStyle style_;
     GenerationConfig generation_;
     std::vector<int32_t> stop_tokens_;
+    bool terminology_prompt_ = true;
 };
 
 /// One line of a multi-line text, cut the way line-by-line translation needs it: `body` goes to
@@ -130,6 +136,10 @@ std::vector<TextLine> split_lines(std::string_view text);
 /// UnsupportedError naming the model directory's tokenizer_config.json otherwise.
 void check_chat_template(const ChatTemplate& chat_template, const Tokenizer& tokenizer,
                          const std::filesystem::path& model_dir);
+
+/// "HY-MT" in the directory's name (case-insensitive): a model trained on HY-MT1.5's
+/// terminology (and formatted) prompts.
+bool guess_terminology_prompt(const std::filesystem::path& model_dir);
 
 /// "Hunyuan-MT" in the directory name (case-insensitive) → HunyuanMT, otherwise HyMt15.
 PromptStyle guess_prompt_style(const std::filesystem::path& model_dir);
