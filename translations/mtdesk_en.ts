@@ -107,6 +107,256 @@
         <source>Takes effect when mtdesk starts again.</source>
         <translation>Takes effect when mtdesk starts again.</translation>
     </message>
+    <message>
+        <source>General</source>
+        <translation>General</translation>
+    </message>
+    <message>
+        <source>Glossary</source>
+        <translation>Glossary</translation>
+    </message>
+    <message>
+        <source>Terms found in the source text (ignoring case, whole words) are given to the model with their required translation (HY-MT1.5&apos;s terminology prompt). A translation that lacks a term is noted in the status bar. An empty language applies to every language.</source>
+        <translation>Terms found in the source text (ignoring case, whole words) are given to the model with their required translation (HY-MT1.5&apos;s terminology prompt). A translation that lacks a term is noted in the status bar. An empty language applies to every language.</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>Add</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>Remove</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation>Import…</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>Export…</translation>
+    </message>
+    <message>
+        <source>Casing guard: brand names and acronyms keep the source&apos;s casing</source>
+        <translation>Casing guard: brand names and acronyms keep the source&apos;s casing</translation>
+    </message>
+    <message>
+        <source>Words of the source such as iPhone, GitHub, macOS or NASA keep their exact casing where they appear in the translation.</source>
+        <translation>Words of the source such as iPhone, GitHub, macOS or NASA keep their exact casing where they appear in the translation.</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::app::JobQueue</name>
+    <message>
+        <source>Unknown target language &quot;%1&quot;.</source>
+        <translation>Unknown target language &quot;%1&quot;.</translation>
+    </message>
+    <message>
+        <source>Unknown source language &quot;%1&quot;.</source>
+        <translation>Unknown source language &quot;%1&quot;.</translation>
+    </message>
+    <message>
+        <source>The source and the target language are the same (%1).</source>
+        <translation>The source and the target language are the same (%1).</translation>
+    </message>
+    <message>
+        <source>%1: a segment could not be translated: %2</source>
+        <translation>%1: a segment could not be translated: %2</translation>
+    </message>
+    <message>
+        <source>%1: the translation engine stopped (retry to go on)</source>
+        <translation>%1: the translation engine stopped (retry to go on)</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::ui::DocumentQueueModel</name>
+    <message>
+        <source>%1 → %2</source>
+        <translation>%1 → %2</translation>
+    </message>
+    <message>
+        <source>%1 (detected) → %2</source>
+        <translation>%1 (detected) → %2</translation>
+    </message>
+    <message>
+        <source>Detect → %1</source>
+        <translation>Detect → %1</translation>
+    </message>
+    <message>
+        <source>Queued</source>
+        <translation>Queued</translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation>Reading…</translation>
+    </message>
+    <message>
+        <source>Writing…</source>
+        <translation>Writing…</translation>
+    </message>
+    <message>
+        <source>Translating</source>
+        <translation>Translating</translation>
+    </message>
+    <message>
+        <source>Done → %1</source>
+        <translation>Done → %1</translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation>Failed: %1</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>Cancelled</translation>
+    </message>
+    <message>
+        <source>%1 / %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <source>Queued (waiting for the model)</source>
+        <translation>Queued (waiting for the model)</translation>
+    </message>
+    <message>
+        <source>%1
+→ %2</source>
+        <translation>%1
+→ %2</translation>
+    </message>
+    <message>
+        <source>Estimated from the rate so far</source>
+        <translation>Estimated from the rate so far</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>File</translation>
+    </message>
+    <message>
+        <source>Languages</source>
+        <translation>Languages</translation>
+    </message>
+    <message>
+        <source>Segments</source>
+        <translation>Segments</translation>
+    </message>
+    <message>
+        <source>Elapsed</source>
+        <translation>Elapsed</translation>
+    </message>
+    <message>
+        <source>Remaining</source>
+        <translation>Remaining</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>State</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::ui::DocumentQueueView</name>
+    <message>
+        <source>Cancel</source>
+        <translation>Cancel</translation>
+    </message>
+    <message>
+        <source>Retry</source>
+        <translation>Retry</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>Open folder</translation>
+    </message>
+    <message>
+        <source>Remove from the queue</source>
+        <translation>Remove from the queue</translation>
+    </message>
+    <message>
+        <source>Drop documents or folders on the window, or use “Add files…”. Each is translated into a new file next to it.</source>
+        <translation>Drop documents or folders on the window, or use “Add files…”. Each is translated into a new file next to it.</translation>
+    </message>
+    <message>
+        <source>Add files…</source>
+        <translation>Add files…</translation>
+    </message>
+    <message>
+        <source>Choose documents to translate into the target language</source>
+        <translation>Choose documents to translate into the target language</translation>
+    </message>
+    <message>
+        <source>Add folder…</source>
+        <translation>Add folder…</translation>
+    </message>
+    <message>
+        <source>Translate every supported document in a folder and its subfolders</source>
+        <translation>Translate every supported document in a folder and its subfolders</translation>
+    </message>
+    <message>
+        <source>Clear finished</source>
+        <translation>Clear finished</translation>
+    </message>
+    <message>
+        <source>Remove the done, failed and cancelled rows (not their files)</source>
+        <translation>Remove the done, failed and cancelled rows (not their files)</translation>
+    </message>
+    <message>
+        <source>Elapsed</source>
+        <translation>Elapsed</translation>
+    </message>
+    <message>
+        <source>Remaining</source>
+        <translation>Remaining</translation>
+    </message>
+    <message>
+        <source>Detect → %1</source>
+        <translation>Detect → %1</translation>
+    </message>
+    <message>
+        <source>%1 → %2</source>
+        <translation>%1 → %2</translation>
+    </message>
+    <message>
+        <source>New documents: %1</source>
+        <translation>New documents: %1</translation>
+    </message>
+    <message>
+        <source>Documents (%1)</source>
+        <translation>Documents (%1)</translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation>All files (*)</translation>
+    </message>
+    <message>
+        <source>Translate documents</source>
+        <translation>Translate documents</translation>
+    </message>
+    <message>
+        <source>Translate a folder</source>
+        <translation>Translate a folder</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::ui::GlossaryModel</name>
+    <message>
+        <source>Any language</source>
+        <translation>Any language</translation>
+    </message>
+    <message>
+        <source>Source language</source>
+        <translation>Source language</translation>
+    </message>
+    <message>
+        <source>Target language</source>
+        <translation>Target language</translation>
+    </message>
+    <message>
+        <source>Source term</source>
+        <translation>Source term</translation>
+    </message>
+    <message>
+        <source>Target term</source>
+        <translation>Target term</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::LanguagePicker</name>
@@ -385,6 +635,33 @@
         <source>Ready</source>
         <translation>Ready</translation>
     </message>
+    <message>
+        <source>Documents</source>
+        <translation>Documents</translation>
+    </message>
+    <message>
+        <source>Translate &amp;documents…</source>
+        <translation>Translate &amp;documents…</translation>
+    </message>
+    <message>
+        <source>&amp;Documents</source>
+        <translation>&amp;Documents</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n documents queued</source>
+        <translation>
+            <numerusform>%n document queued</numerusform>
+            <numerusform>%n documents queued</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Nothing new to translate there: no supported documents, or already queued</source>
+        <translation>Nothing new to translate there: no supported documents, or already queued</translation>
+    </message>
+    <message>
+        <source>Glossary terms not in the translation: %1</source>
+        <translation>Glossary terms not in the translation: %1</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -413,14 +690,6 @@
         <translation>CPU (fp32)</translation>
     </message>
     <message>
-        <source>The memory each precision tier needs for this model, with the context and batch above.</source>
-        <translation>The memory each precision tier needs for this model, with the context and batch above.</translation>
-    </message>
-    <message>
-        <source>GPU engine not available in this build: the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</source>
-        <translation>GPU engine not available in this build: the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</translation>
-    </message>
-    <message>
         <source>System language</source>
         <translation>System language</translation>
     </message>
@@ -444,6 +713,80 @@
         <source>%1 (GPU)</source>
         <translation>%1 (GPU)</translation>
     </message>
+    <message>
+        <source>Automatic (CPU: no GPU found)</source>
+        <translation>Automatic (CPU: no GPU found)</translation>
+    </message>
+    <message>
+        <source>Automatic (the first GPU)</source>
+        <translation>Automatic (the first GPU)</translation>
+    </message>
+    <message>
+        <source>GPU %1: %2 (%3 free of %4)</source>
+        <translation>GPU %1: %2 (%3 free of %4)</translation>
+    </message>
+    <message>
+        <source>The memory each precision tier needs for this model, with the context and batch above, next to the chosen GPU&apos;s free memory.</source>
+        <translation>The memory each precision tier needs for this model, with the context and batch above, next to the chosen GPU&apos;s free memory.</translation>
+    </message>
+    <message>
+        <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</source>
+        <translation>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</translation>
+    </message>
+    <message>
+        <source>%1 — does not fit</source>
+        <translation>%1 — does not fit</translation>
+    </message>
+    <message>
+        <source>Row %1 has no source term.</source>
+        <translation>Row %1 has no source term.</translation>
+    </message>
+    <message>
+        <source>Row %1 has no target term.</source>
+        <translation>Row %1 has no target term.</translation>
+    </message>
+    <message>
+        <source>%1: cannot be read: %2</source>
+        <translation>%1: cannot be read: %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n new term(s) from %1.</source>
+        <translation>
+            <numerusform>%n new term from %1.</numerusform>
+            <numerusform>%n new terms from %1.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: cannot be written: %2</source>
+        <translation>%1: cannot be written: %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n term(s) written to %1.</source>
+        <translation>
+            <numerusform>%n term written to %1.</numerusform>
+            <numerusform>%n terms written to %1.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Import a glossary</source>
+        <translation>Import a glossary</translation>
+    </message>
+    <message>
+        <source>Glossaries (*.tsv *.csv *.txt);;All files (*)</source>
+        <translation>Glossaries (*.tsv *.csv *.txt);;All files (*)</translation>
+    </message>
+    <message>
+        <source>Tab-separated values (*.tsv)</source>
+        <translation>Tab-separated values (*.tsv)</translation>
+    </message>
+    <message>
+        <source>Comma-separated values (*.csv)</source>
+        <translation>Comma-separated values (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export the glossary</source>
+        <translation>Export the glossary</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -462,6 +805,10 @@
     <message>
         <source>Unknown target language &quot;%1&quot;.</source>
         <translation>Unknown target language &quot;%1&quot;.</translation>
+    </message>
+    <message>
+        <source>The GPU engine could not load the model (%1); using the CPU instead.</source>
+        <translation>The GPU engine could not load the model (%1); using the CPU instead.</translation>
     </message>
 </context>
 </TS>

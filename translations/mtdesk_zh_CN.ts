@@ -107,6 +107,256 @@
         <source>Takes effect when mtdesk starts again.</source>
         <translation>重新启动 mtdesk 后生效。</translation>
     </message>
+    <message>
+        <source>General</source>
+        <translation>常规</translation>
+    </message>
+    <message>
+        <source>Glossary</source>
+        <translation>术语表</translation>
+    </message>
+    <message>
+        <source>Terms found in the source text (ignoring case, whole words) are given to the model with their required translation (HY-MT1.5&apos;s terminology prompt). A translation that lacks a term is noted in the status bar. An empty language applies to every language.</source>
+        <translation>在原文中找到的术语（不区分大小写，按整词匹配）会连同指定译法一起交给模型（HY-MT1.5 的术语干预提示）。译文缺少某个术语时会在状态栏提示。语言留空表示适用于所有语言。</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation>导入…</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>Casing guard: brand names and acronyms keep the source&apos;s casing</source>
+        <translation>大小写保护：品牌名和缩写保持原文的大小写</translation>
+    </message>
+    <message>
+        <source>Words of the source such as iPhone, GitHub, macOS or NASA keep their exact casing where they appear in the translation.</source>
+        <translation>原文中的 iPhone、GitHub、macOS、NASA 等词出现在译文中时保持原样的大小写。</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::app::JobQueue</name>
+    <message>
+        <source>Unknown target language &quot;%1&quot;.</source>
+        <translation>未知的目标语言“%1”。</translation>
+    </message>
+    <message>
+        <source>Unknown source language &quot;%1&quot;.</source>
+        <translation>未知的源语言“%1”。</translation>
+    </message>
+    <message>
+        <source>The source and the target language are the same (%1).</source>
+        <translation>源语言与目标语言相同（%1）。</translation>
+    </message>
+    <message>
+        <source>%1: a segment could not be translated: %2</source>
+        <translation>%1：有一个片段无法翻译：%2</translation>
+    </message>
+    <message>
+        <source>%1: the translation engine stopped (retry to go on)</source>
+        <translation>%1：翻译引擎已停止（重试以继续）</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::ui::DocumentQueueModel</name>
+    <message>
+        <source>%1 → %2</source>
+        <translation>%1 → %2</translation>
+    </message>
+    <message>
+        <source>%1 (detected) → %2</source>
+        <translation>%1（检测）→ %2</translation>
+    </message>
+    <message>
+        <source>Detect → %1</source>
+        <translation>检测 → %1</translation>
+    </message>
+    <message>
+        <source>Queued</source>
+        <translation>排队中</translation>
+    </message>
+    <message>
+        <source>Reading…</source>
+        <translation>正在读取…</translation>
+    </message>
+    <message>
+        <source>Writing…</source>
+        <translation>正在写入…</translation>
+    </message>
+    <message>
+        <source>Translating</source>
+        <translation>正在翻译</translation>
+    </message>
+    <message>
+        <source>Done → %1</source>
+        <translation>完成 → %1</translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>%1 / %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <source>Queued (waiting for the model)</source>
+        <translation>排队中（等待模型）</translation>
+    </message>
+    <message>
+        <source>%1
+→ %2</source>
+        <translation>%1
+→ %2</translation>
+    </message>
+    <message>
+        <source>Estimated from the rate so far</source>
+        <translation>按目前的速度估算</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Languages</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>Segments</source>
+        <translation>片段</translation>
+    </message>
+    <message>
+        <source>Elapsed</source>
+        <translation>已用时间</translation>
+    </message>
+    <message>
+        <source>Remaining</source>
+        <translation>剩余时间</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::ui::DocumentQueueView</name>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Retry</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开所在文件夹</translation>
+    </message>
+    <message>
+        <source>Remove from the queue</source>
+        <translation>从队列中移除</translation>
+    </message>
+    <message>
+        <source>Drop documents or folders on the window, or use “Add files…”. Each is translated into a new file next to it.</source>
+        <translation>将文档或文件夹拖到窗口上，或使用“添加文件…”。每个文档都会翻译成旁边的一个新文件。</translation>
+    </message>
+    <message>
+        <source>Add files…</source>
+        <translation>添加文件…</translation>
+    </message>
+    <message>
+        <source>Choose documents to translate into the target language</source>
+        <translation>选择要翻译成目标语言的文档</translation>
+    </message>
+    <message>
+        <source>Add folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <source>Translate every supported document in a folder and its subfolders</source>
+        <translation>翻译某个文件夹及其子文件夹中所有支持的文档</translation>
+    </message>
+    <message>
+        <source>Clear finished</source>
+        <translation>清除已结束项</translation>
+    </message>
+    <message>
+        <source>Remove the done, failed and cancelled rows (not their files)</source>
+        <translation>移除已完成、失败和已取消的行（不删除文件）</translation>
+    </message>
+    <message>
+        <source>Elapsed</source>
+        <translation>已用时间</translation>
+    </message>
+    <message>
+        <source>Remaining</source>
+        <translation>剩余时间</translation>
+    </message>
+    <message>
+        <source>Detect → %1</source>
+        <translation>检测 → %1</translation>
+    </message>
+    <message>
+        <source>%1 → %2</source>
+        <translation>%1 → %2</translation>
+    </message>
+    <message>
+        <source>New documents: %1</source>
+        <translation>新文档：%1</translation>
+    </message>
+    <message>
+        <source>Documents (%1)</source>
+        <translation>文档（%1）</translation>
+    </message>
+    <message>
+        <source>All files (*)</source>
+        <translation>所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Translate documents</source>
+        <translation>翻译文档</translation>
+    </message>
+    <message>
+        <source>Translate a folder</source>
+        <translation>翻译文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>mtdesk::ui::GlossaryModel</name>
+    <message>
+        <source>Any language</source>
+        <translation>任意语言</translation>
+    </message>
+    <message>
+        <source>Source language</source>
+        <translation>源语言</translation>
+    </message>
+    <message>
+        <source>Target language</source>
+        <translation>目标语言</translation>
+    </message>
+    <message>
+        <source>Source term</source>
+        <translation>源术语</translation>
+    </message>
+    <message>
+        <source>Target term</source>
+        <translation>目标术语</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::LanguagePicker</name>
@@ -382,6 +632,32 @@
         <source>Ready</source>
         <translation>就绪</translation>
     </message>
+    <message>
+        <source>Documents</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <source>Translate &amp;documents…</source>
+        <translation>翻译文档(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>&amp;Documents</source>
+        <translation>文档(&amp;D)</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n documents queued</source>
+        <translation>
+            <numerusform>已加入 %n 个文档</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Nothing new to translate there: no supported documents, or already queued</source>
+        <translation>那里没有需要翻译的新内容：没有支持的文档，或已在队列中</translation>
+    </message>
+    <message>
+        <source>Glossary terms not in the translation: %1</source>
+        <translation>译文中缺少的术语：%1</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -410,14 +686,6 @@
         <translation>CPU（fp32）</translation>
     </message>
     <message>
-        <source>The memory each precision tier needs for this model, with the context and batch above.</source>
-        <translation>此模型在各精度档下所需的内存（按上面的上下文和批量计算）。</translation>
-    </message>
-    <message>
-        <source>GPU engine not available in this build: the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</source>
-        <translation>此版本未包含 GPU 引擎：模型由 CPU 引擎以 fp32 运行。GPU 各行显示的是各精度档所需的显存。</translation>
-    </message>
-    <message>
         <source>System language</source>
         <translation>跟随系统</translation>
     </message>
@@ -441,6 +709,78 @@
         <source>%1 (GPU)</source>
         <translation>%1（GPU）</translation>
     </message>
+    <message>
+        <source>Automatic (CPU: no GPU found)</source>
+        <translation>自动（CPU：未找到 GPU）</translation>
+    </message>
+    <message>
+        <source>Automatic (the first GPU)</source>
+        <translation>自动（第一块 GPU）</translation>
+    </message>
+    <message>
+        <source>GPU %1: %2 (%3 free of %4)</source>
+        <translation>GPU %1：%2（可用 %3，共 %4）</translation>
+    </message>
+    <message>
+        <source>The memory each precision tier needs for this model, with the context and batch above, next to the chosen GPU&apos;s free memory.</source>
+        <translation>该模型在各精度档位下所需的显存（按上面的上下文和批大小计算），以及所选 GPU 的可用显存。</translation>
+    </message>
+    <message>
+        <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</source>
+        <translation>未找到 GPU（或此版本没有 CUDA 引擎）：由 CPU 引擎以 fp32 运行模型。GPU 各行显示每个档位所需的显存。</translation>
+    </message>
+    <message>
+        <source>%1 — does not fit</source>
+        <translation>%1 — 放不下</translation>
+    </message>
+    <message>
+        <source>Row %1 has no source term.</source>
+        <translation>第 %1 行没有源术语。</translation>
+    </message>
+    <message>
+        <source>Row %1 has no target term.</source>
+        <translation>第 %1 行没有目标术语。</translation>
+    </message>
+    <message>
+        <source>%1: cannot be read: %2</source>
+        <translation>%1：无法读取：%2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n new term(s) from %1.</source>
+        <translation>
+            <numerusform>从 %1 新增了 %n 个术语。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: cannot be written: %2</source>
+        <translation>%1：无法写入：%2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n term(s) written to %1.</source>
+        <translation>
+            <numerusform>已将 %n 个术语写入 %1。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Import a glossary</source>
+        <translation>导入术语表</translation>
+    </message>
+    <message>
+        <source>Glossaries (*.tsv *.csv *.txt);;All files (*)</source>
+        <translation>术语表 (*.tsv *.csv *.txt);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Tab-separated values (*.tsv)</source>
+        <translation>制表符分隔值 (*.tsv)</translation>
+    </message>
+    <message>
+        <source>Comma-separated values (*.csv)</source>
+        <translation>逗号分隔值 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Export the glossary</source>
+        <translation>导出术语表</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -459,6 +799,10 @@
     <message>
         <source>Unknown target language &quot;%1&quot;.</source>
         <translation>未知的目标语言“%1”。</translation>
+    </message>
+    <message>
+        <source>The GPU engine could not load the model (%1); using the CPU instead.</source>
+        <translation>GPU 引擎无法加载模型（%1）；改用 CPU。</translation>
     </message>
 </context>
 </TS>
