@@ -6,17 +6,22 @@
 
 #include <unistd.h>
 #include <cstdio>
+#include <future>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "cli_commands.h"
 #include "demo_model.h"
 #include "documents/document.h"
 #include "documents/placeholders.h"
+#include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
+#include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/glossary.h"
 #include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translation_engine.h"
 #include "mtdesk/translate/translator.h"
 #include "output_path.h"
 #include "progress_bar.h"
@@ -95,6 +100,57 @@ void report_placeholders(const QString& file,
                  qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
 }
 
+/// The GPU engine --device asks for ("auto": the first GPU, if any), or null for the CPU.
+std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
+                                                   const std::string& model_dir,
+                                                   std::optional<PromptStyle> style) {
+    const QString device = p.value(QStringLiteral("device"));
+    if (device == QLatin1String("cpu")) return nullptr;
+    int index = 0;
+    if (device.startsWith(QLatin1String("cuda"))) {
+        const QString n = device.mid(4);
+        bool ok = true;
+        if (n.startsWith(QLatin1Char(':'))) index = n.mid(1).toInt(&ok);
+        if (!ok || (!n.isEmpty() && !n.startsWith(QLatin1Char(':'))))
+            throw Error("--device must be auto, cpu, cuda or cuda:N");
+    } else if (device != QLatin1String("auto")) {
+        throw Error("--device must be auto, cpu, cuda or cuda:N");
+    }
+    const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
+    if (gpus.empty()) {
+        if (device == QLatin1String("auto")) return nullptr;
+        throw Error("--device " + device.toStdString() +
+                    ": no CUDA device (or this mtdesk was built without CUDA)");
+    }
+    if (index < 0 || index >= static_cast<int>(gpus.size()))
+        throw Error("--device " + device.toStdString() + ": there are " +
+                    std::to_string(gpus.size()) + " GPUs");
+    if (style) throw Error("--prompt-style applies to the CPU engine; add --device cpu");
+    cuda::CudaEngineOptions o;
+    o.device = index;
+    const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
+    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
+    o.tier = *tier;
+    bool ok = false;
+    o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&ok);
+    if (!ok || o.kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
+    return cuda::make_cuda_engine(model_dir, o);
+}
+
+/// Submits a job; the future holds its outcome.
+std::shared_future<JobOutcome> submit(TranslationEngine& engine, TranslationJob job) {
+    auto promise = std::make_shared<std::promise<JobOutcome>>();
+    std::shared_future<JobOutcome> future = promise->get_future().share();
+    JobCallbacks cb;
+    cb.on_done = [promise](const JobOutcome& o) { promise->set_value(o); };
+    engine.submit(std::move(job), std::move(cb));
+    return future;
+}
+
+JobOutcome wait_for(const std::shared_future<JobOutcome>& f) {
+    return f.get();
+}
+
 }  // namespace
 
 int cmd_translate(const QStringList& args) {
@@ -152,6 +208,16 @@ int cmd_translate(const QStringList& args) {
              "segment (case-insensitive, whole words) go into the model's terminology prompt "
              "(HY-MT1.5); a translation that lacks a term gets a warning on stderr."),
          QStringLiteral("FILE")},
+        {QStringLiteral("device"),
+         QStringLiteral("auto, cpu or cuda[:N]. auto: the first GPU when there is one (and this "
+                        "build has the CUDA engine), else the CPU. On a GPU every line of the "
+                        "input is submitted at once and translated in batches."),
+         QStringLiteral("DEVICE"), QStringLiteral("auto")},
+        {QStringLiteral("tier"), QStringLiteral("GPU precision tier: bf16, fp16, int8 or int4."),
+         QStringLiteral("TIER"), QStringLiteral("bf16")},
+        {QStringLiteral("kv-tokens"),
+         QStringLiteral("GPU KV cache budget, in positions over all sequences."),
+         QStringLiteral("N"), QStringLiteral("16384")},
         {QStringLiteral("no-casing-guard"),
          QStringLiteral("Keep the model's casing of brand names and acronyms. By default words "
                         "of the source such as iPhone, GitHub, macOS, NASA keep their exact "
@@ -195,8 +261,23 @@ int cmd_translate(const QStringList& args) {
         else
             throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
     }
-    auto translator = Translator::open_cpu(model_dir, style);
+    std::unique_ptr<TranslationEngine> gpu = open_gpu_engine(p, model_dir, style);
+    std::unique_ptr<Translator> cpu;
+    if (!gpu) cpu = Translator::open_cpu(model_dir, style);
+    const Translator* translator = gpu ? gpu->translator() : cpu.get();
     const bool formatted_prompt = use_formatted_prompt(p, model_dir, translator->style());
+    // One segment, on whichever engine is open.
+    auto translate_one = [&](const PromptRequest& r, const TranslateOptions& o) {
+        if (!gpu) return cpu->translate(r, o);
+        TranslationJob job{r, o};
+        const JobOutcome out = wait_for(submit(*gpu, std::move(job)));
+        if (out.status != JobOutcome::Status::Done) throw Error(out.error);
+        TranslationResult result;
+        result.text = out.text;
+        result.prompt_tokens = out.prompt_tokens;
+        result.missing_terms = Glossary::check(out.text, Glossary::entries_in(r.text, r.glossary));
+        return result;
+    };
 
     TranslateOptions options;
     options.sampling = p.isSet(QStringLiteral("greedy")) ? SamplingParams::greedy_decoding()
@@ -227,10 +308,45 @@ int cmd_translate(const QStringList& args) {
     options.casing_guard = !p.isSet(QStringLiteral("no-casing-guard"));
 
     const QStringList files = p.positionalArguments();
+    if (files.isEmpty() && gpu) {
+        // Every line at once: the GPU engine batches them; printed in input order.
+        const std::string text = read_stdin();
+        const std::vector<TextLine> lines = split_lines(text);
+        std::vector<std::shared_future<JobOutcome>> outcomes(lines.size());
+        std::vector<std::vector<GlossaryEntry>> entries(lines.size());
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            if (lines[i].body.empty()) continue;
+            PromptRequest r = request;
+            r.text = std::string(lines[i].body);
+            r.glossary = glossary.matching_entries(r.text, source_lang, target_lang);
+            entries[i] = Glossary::entries_in(r.text, r.glossary);
+            outcomes[i] = submit(*gpu, TranslationJob{std::move(r), options});
+        }
+        int failed = 0;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            std::string out(lines[i].indent);
+            if (!lines[i].body.empty()) {
+                const JobOutcome o = wait_for(outcomes[i]);
+                if (o.status == JobOutcome::Status::Done) {
+                    out += single_line(o.text);
+                    warn_missing_terms("stdin: line " + std::to_string(i + 1),
+                                       Glossary::check(o.text, entries[i]));
+                } else {
+                    std::fprintf(stderr, "mtdesk: stdin: line %zu: %s\n", i + 1, o.error.c_str());
+                    ++failed;
+                }
+            }
+            out += lines[i].trailing;
+            out += lines[i].eol;
+            std::fwrite(out.data(), 1, out.size(), stdout);
+        }
+        std::fflush(stdout);
+        return failed ? 1 : 0;
+    }
     if (files.isEmpty()) {
         request.text = read_stdin();
         request.glossary = glossary.matching_entries(request.text, source_lang, target_lang);
-        translator->translate_lines(
+        cpu->translate_lines(
             request, options,
             [](std::string_view piece) {
                 std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -264,7 +380,7 @@ int cmd_translate(const QStringList& args) {
                     // formatted prompt; a result that loses a tag is redone run by run.
                     r.formatted = formatted;
                     r.glossary = glossary.matching_entries(segment, source_lang, target_lang);
-                    TranslationResult result = translator->translate(r, options);
+                    TranslationResult result = translate_one(r, options);
                     ++segment_number;
                     if (!result.missing_terms.empty())
                         missing.emplace_back(segment_number, std::move(result.missing_terms));

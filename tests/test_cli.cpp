@@ -135,6 +135,11 @@ class TestCli : public QObject {
         QCOMPARE(r.code, 0);
         QCOMPARE(QString::fromUtf8(r.out),
                  QStringLiteral("Verbindung zum Server nicht möglich.\n"));
+        r = run({"translate", "--to", "zh", "--device", "gpu"}, "Open the file\n");
+        QVERIFY(r.code != 0);
+        QVERIFY(r.err.contains("--device must be"));
+        r = run({"translate", "--to", "zh", "--device", "cpu"}, "Open the file\n");
+        QCOMPARE(QString::fromUtf8(r.out), QStringLiteral("打开文件\n"));
         r = run({"models", "inspect", "--json"});
         QCOMPARE(r.code, 0);
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
