@@ -87,13 +87,14 @@ def read_tsv(path: Path, per_direction: int) -> tuple[list[Line], int]:
     return lines, skipped
 
 
-def run_mtdesk(binary: Path, model: Path, items: list[Line]) -> tuple[list[str], float]:
+def run_mtdesk(binary: Path, model: Path, items: list[Line],
+               extra: list[str] = ()) -> tuple[list[str], float]:
     """One `mtdesk translate` process per direction, the sources on stdin."""
     t0 = time.time()
     src_lang, tgt_lang = items[0].src_lang, items[0].tgt_lang
     proc = subprocess.run(
         [str(binary), "translate", "--model", str(model), "--from", src_lang, "--to", tgt_lang,
-         "--temperature", "0"],
+         "--temperature", "0", *extra],
         input="".join(l.src + "\n" for l in items), capture_output=True, text=True,
         encoding="utf-8", env={**os.environ, "LC_ALL": "C.UTF-8"})
     if proc.returncode != 0:
@@ -140,18 +141,24 @@ def main() -> int:
     ap.add_argument("--mtdesk", type=Path, required=True, help="the mtdesk binary")
     ap.add_argument("--model", type=Path, required=True)
     ap.add_argument("--tsv", type=Path, required=True)
+    ap.add_argument("--mtdesk-args", default="",
+                    help='more `mtdesk translate` options, e.g. "--device cuda --tier int4"')
     ap.add_argument("--per-direction", type=int, default=0, help="first N lines per direction")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--no-transformers", action="store_true",
+                    help="skip the transformers fp32 run: mtdesk's scores and its agreement with "
+                         "the TSV's GPU bf16 column only")
     ap.add_argument("--fixture", type=Path,
                     help="write the lines compared, with the transformers fp32 greedy output, as "
                          "mtdesk's end-to-end test fixture (TSV, plus <name>.json with "
                          "sacrebleu's corpus chrF of that output)")
     args = ap.parse_args()
 
-    import sentencepiece as spm
-    import torch
-    from transformers import AutoModelForCausalLM
+    if not args.no_transformers:
+        import sentencepiece as spm
+        import torch
+        from transformers import AutoModelForCausalLM
 
     lines, skipped = read_tsv(args.tsv, args.per_direction)
     by_dir: dict[str, list[Line]] = defaultdict(list)
@@ -161,25 +168,31 @@ def main() -> int:
     mtdesk_out: dict[str, list[str]] = {}
     mtdesk_s = 0.0
     for d, items in by_dir.items():
-        mtdesk_out[d], s = run_mtdesk(args.mtdesk, args.model, items)
+        mtdesk_out[d], s = run_mtdesk(args.mtdesk, args.model, items, args.mtdesk_args.split())
         mtdesk_s += s
 
-    torch.set_num_threads(os.cpu_count() or 1)
-    sp = spm.SentencePieceProcessor(model_file=str(args.model / "tokenizer.model"))
-    enc = PromptEncoder(sp)
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
-
-    class Ex:  # the shape evaluate.translate expects
-        def __init__(self, l: Line):
-            self.src_lang, self.tgt_lang, self.src = l.src_lang, l.tgt_lang, l.src
-
-    t0 = time.time()
-    hf_all = translate(model, enc, [Ex(l) for l in lines], torch.device("cpu"), args.batch_size,
-                       max_new_tokens=256, log_every=0)
-    hf_s = time.time() - t0
     hf_out: dict[str, list[str]] = defaultdict(list)
-    for l, h in zip(lines, hf_all):
-        hf_out[l.direction].append(h)
+    hf_all: list[str] = []
+    hf_s = 0.0
+    if not args.no_transformers:
+        torch.set_num_threads(os.cpu_count() or 1)
+        sp = spm.SentencePieceProcessor(model_file=str(args.model / "tokenizer.model"))
+        enc = PromptEncoder(sp)
+        model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
+
+        class Ex:  # the shape evaluate.translate expects
+            def __init__(self, l: Line):
+                self.src_lang, self.tgt_lang, self.src = l.src_lang, l.tgt_lang, l.src
+
+        t0 = time.time()
+        hf_all = translate(model, enc, [Ex(l) for l in lines], torch.device("cpu"),
+                           args.batch_size, max_new_tokens=256, log_every=0)
+        hf_s = time.time() - t0
+        for l, h in zip(lines, hf_all):
+            hf_out[l.direction].append(h)
+    else:
+        for l in lines:  # compare with the GPU column instead
+            hf_out[l.direction].append(l.gpu)
 
     results, agree_all, agree_gpu_all = {}, 0, 0
     for d in sorted(by_dir, key=lambda d: (not d.startswith("en-"), d)):
@@ -206,6 +219,8 @@ def main() -> int:
     mean = lambda who, m: round(sum(r[who][m] for r in results.values()) / len(results), 2)  # noqa
     summary = {
         "tsv": args.tsv.name, "lines": n, "skipped_multiline": skipped,
+        # without the transformers run, the "fp32" figures compare with the GPU bf16 column
+        "transformers_fp32_run": not args.no_transformers,
         "agree_fp32": agree_all, "agree_fp32_percent": round(100 * agree_all / n, 2),
         "agree_gpu_bf16": agree_gpu_all,
         "agree_gpu_bf16_percent": round(100 * agree_gpu_all / n, 2),
@@ -213,7 +228,7 @@ def main() -> int:
                       "transformers_fp32": mean("transformers_fp32", "chrF"),
                       "transformers_gpu_bf16": mean("transformers_gpu_bf16", "chrF")},
         "mtdesk_seconds": round(mtdesk_s, 1), "transformers_seconds": round(hf_s, 1),
-        "cpu_threads": os.cpu_count(), "directions": results,
+        "cpu_threads": os.cpu_count(), "mtdesk_args": args.mtdesk_args, "directions": results,
     }
     print(f"{n} lines ({skipped} multi-line skipped): mtdesk = transformers fp32 on {agree_all} "
           f"({summary['agree_fp32_percent']} %), = transformers GPU bf16 on {agree_gpu_all} "
