@@ -7,8 +7,12 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QTest>
 
 #include <string>
+
+#include "documents/document.h"
+#include "mtdesk/error.h"
 
 namespace mtdesk::test {
 
@@ -61,6 +65,18 @@ inline CliRun run_mtdesk(const QStringList& args) {
     p.closeWriteChannel();
     if (!p.waitForFinished(300000)) p.kill();
     return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+/// Reading `path` as a document fails with a FileError that names the file and whose message
+/// contains `problem`.
+inline void verify_read_fails(const QString& path, const QString& problem) {
+    try {
+        (void)app::documents::read_document(path);
+        QFAIL("no error");
+    } catch (const FileError& e) {
+        QCOMPARE(QString::fromStdString(e.file()), path);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(problem), e.what());
+    }
 }
 
 }  // namespace mtdesk::test

@@ -128,10 +128,14 @@ void Document::add_inline(std::string_view text) {
     add_trimmed(text.substr(start), true);
 }
 
-std::string assemble(const Document& doc, const std::vector<std::string>& translations) {
+void check_translation_count(const Document& doc, const std::vector<std::string>& translations) {
     if (translations.size() != doc.segments.size())
         throw Error("document has " + std::to_string(doc.segments.size()) + " segments but " +
                     std::to_string(translations.size()) + " translations were given");
+}
+
+std::string assemble(const Document& doc, const std::vector<std::string>& translations) {
+    check_translation_count(doc, translations);
     std::string out;
     for (const Piece& p : doc.skeleton) {
         if (p.segment < 0) {

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "mtdesk/error.h"
+
 namespace mtdesk::app::documents {
 
 /// One piece of the skeleton: literal text, or the slot of segment `segment`.
@@ -63,10 +65,25 @@ struct Document {
     void add_inline(std::string_view text);
 };
 
+/// Throws mtdesk::Error when `translations` does not have one entry per segment of `doc`.
+void check_translation_count(const Document& doc, const std::vector<std::string>& translations);
+
 /// Puts `translations` (one per segment) into the skeleton. A translation of a segment that had
 /// no line break has its line breaks replaced by spaces, so line structure cannot change.
 /// Throws mtdesk::Error when the number of translations differs from the number of segments.
 std::string assemble(const Document& doc, const std::vector<std::string>& translations);
+
+/// For a format's write(): checks that there is one translation per segment and that `doc`
+/// carries this format's state, and returns it. Throws mtdesk::Error naming `kind` ("a PO
+/// document") otherwise.
+template <typename State>
+const State& checked_state(const Document& doc, const std::vector<std::string>& translations,
+                           const char* kind) {
+    check_translation_count(doc, translations);
+    const auto* state = dynamic_cast<const State*>(doc.state.get());
+    if (!state) throw Error(std::string("not ") + kind);
+    return *state;
+}
 
 class DocumentFormat {
   public:

@@ -576,11 +576,7 @@ class DocxFormat : public DocumentFormat {
 
     QByteArray write(const Document& doc,
                      const std::vector<std::string>& translations) const override {
-        if (translations.size() != doc.segments.size())
-            throw Error("document has " + std::to_string(doc.segments.size()) + " segments but " +
-                        std::to_string(translations.size()) + " translations were given");
-        const auto* state = dynamic_cast<const DocxState*>(doc.state.get());
-        if (!state) throw Error("not a Word document");
+        const DocxState* state = &checked_state<DocxState>(doc, translations, "a Word document");
         std::vector<ZipEntry> entries = state->entries;
         for (const Part& part : state->parts) {
             std::map<std::size_t, std::string> texts;

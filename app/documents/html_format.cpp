@@ -935,11 +935,7 @@ class HtmlFormat : public DocumentFormat {
 
     QByteArray write(const Document& doc,
                      const std::vector<std::string>& translations) const override {
-        if (translations.size() != doc.segments.size())
-            throw Error("document has " + std::to_string(doc.segments.size()) + " segments but " +
-                        std::to_string(translations.size()) + " translations were given");
-        const auto* state = dynamic_cast<const HtmlState*>(doc.state.get());
-        if (!state) throw Error("not an HTML document");
+        const HtmlState* state = &checked_state<HtmlState>(doc, translations, "an HTML document");
         std::string out;
         Writer{doc, *state, translations, out}.pieces(doc.skeleton);
         return QByteArray::fromStdString(out);

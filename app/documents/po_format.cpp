@@ -257,11 +257,7 @@ class PoFormat : public DocumentFormat {
 
     QByteArray write(const Document& doc,
                      const std::vector<std::string>& translations) const override {
-        if (translations.size() != doc.segments.size())
-            throw Error("document has " + std::to_string(doc.segments.size()) + " segments but " +
-                        std::to_string(translations.size()) + " translations were given");
-        const auto* state = dynamic_cast<const PoState*>(doc.state.get());
-        if (!state) throw Error("not a PO document");
+        const PoState* state = &checked_state<PoState>(doc, translations, "a PO document");
         std::string out;
         for (const PoEntry& e : state->entries) {
             out += e.literal;

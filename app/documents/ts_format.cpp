@@ -268,11 +268,7 @@ class TsFormat : public DocumentFormat {
 
     QByteArray write(const Document& doc,
                      const std::vector<std::string>& translations) const override {
-        if (translations.size() != doc.segments.size())
-            throw Error("document has " + std::to_string(doc.segments.size()) + " segments but " +
-                        std::to_string(translations.size()) + " translations were given");
-        const auto* state = dynamic_cast<const TsState*>(doc.state.get());
-        if (!state) throw Error("not a Qt Linguist document");
+        const TsState* state = &checked_state<TsState>(doc, translations, "a Qt Linguist document");
         std::string out;
         for (const Piece& p : doc.skeleton) {
             if (p.segment == kLanguageSlot) {
