@@ -440,12 +440,12 @@ class TestCudaEngine : public QObject {
         for (int round = 0; round < 2; ++round) {
             const auto t0 = std::chrono::steady_clock::now();
             auto engine = cuda::make_cuda_engine(kDemo, o);
-            load_ms.push_back(std::chrono::duration<double, std::milli>(
-                                  std::chrono::steady_clock::now() - t0)
-                                  .count());
+            load_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
             Collector c;
-            const uint64_t id = c.submit(*engine, job_for("Could not set permissions for %s.",
-                                                          "en", "zh"));
+            const uint64_t id =
+                c.submit(*engine, job_for("Could not set permissions for %s.", "en", "zh"));
             QVERIFY(c.wait(1));
             outputs.push_back(c.outcomes[id].text);
         }

@@ -70,9 +70,9 @@ std::unique_ptr<Translator> Translator::open_cpu(const std::filesystem::path& mo
     ChatTemplate chat = ChatTemplate::from_model_dir(model_dir);
     check_chat_template(chat, *tokenizer, model_dir);
     auto model = CpuModel::load(dir);
-    auto translator = std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
-                                                   style.value_or(guess_prompt_style(model_dir)),
-                                                   dir.generation);
+    auto translator =
+        std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
+                                     style.value_or(guess_prompt_style(model_dir)), dir.generation);
     translator->set_terminology_prompt(guess_terminology_prompt(model_dir));
     return translator;
 }

@@ -49,6 +49,7 @@ from data import (DEFAULT_CORPUS, DEFAULT_LANGS, DEFAULT_TOKENIZER, REPO,  # noq
 from encoding import Encoded, encode_examples  # noqa: E402
 from model_config import PRESETS, hunyuan_config, load_hf_config, param_count, write_config  # noqa: E402
 from prompt import PromptEncoder, translation_prompt  # noqa: E402
+from scrub_paths import portable  # noqa: E402
 
 DEFAULT_OUT = REPO / "tools" / "corpus" / "out" / "model"
 
@@ -507,7 +508,9 @@ def main() -> int:
     if args.summary is None:
         args.summary = args.out / "training_summary.json"
     args.summary.parent.mkdir(parents=True, exist_ok=True)
-    args.summary.write_text(json.dumps(summary, ensure_ascii=False, indent=1))
+    # Paths relative to the repository: the summary ships with the model.
+    args.summary.write_text(json.dumps(portable(summary, (str(REPO),)), ensure_ascii=False,
+                                       indent=1))
     log(f"saved {args.out} ({sum(shards.values()) / 2**20:.1f} MiB in {len(shards)} shards); "
         f"{step} steps, {seen_tokens / max(train_s, 1e-6):,.0f} tokens/s; summary {args.summary}")
     return 0

@@ -21,6 +21,7 @@ mtdesk's engine treat control pieces as the special tokens.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import random
 import sys
@@ -71,6 +72,39 @@ def write_model_files(out: Path, sp) -> dict:
     return ids
 
 
+def train_spm(spm, text: list[str], args) -> None:
+    """SentencePiece BPE with the settings documented in docs/demo-model.md, written as
+    tokenizer.model in the current directory."""
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(text),
+        model_prefix="tokenizer",
+        model_type=args.model_type,
+        vocab_size=args.vocab_size,
+        character_coverage=args.character_coverage,
+        byte_fallback=True,
+        split_digits=True,
+        normalization_rule_name="identity",
+        add_dummy_prefix=False,
+        remove_extra_whitespaces=False,
+        allow_whitespace_only_pieces=True,
+        split_by_unicode_script=True,
+        split_by_whitespace=True,
+        max_sentencepiece_length=16,
+        max_sentence_length=4096,
+        unk_id=0,
+        bos_id=-1,
+        eos_id=-1,
+        pad_id=-1,
+        control_symbols=SPECIAL_TOKENS,
+        input_sentence_size=args.input_sentence_size,
+        shuffle_input_sentence=True,
+        seed_sentencepiece_size=1_000_000,
+        num_threads=args.threads,
+        hard_vocab_limit=True,
+        minloglevel=2,
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -118,36 +152,17 @@ def main() -> int:
           f"{len(text)} sentences of tokenizer training text ({time.time() - t0:.0f} s)", flush=True)
 
     args.out.mkdir(parents=True, exist_ok=True)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(text),
-        model_prefix=str(args.out / "tokenizer"),
-        model_type=args.model_type,
-        vocab_size=args.vocab_size,
-        character_coverage=args.character_coverage,
-        byte_fallback=True,
-        split_digits=True,
-        normalization_rule_name="identity",
-        add_dummy_prefix=False,
-        remove_extra_whitespaces=False,
-        allow_whitespace_only_pieces=True,
-        split_by_unicode_script=True,
-        split_by_whitespace=True,
-        max_sentencepiece_length=16,
-        max_sentence_length=4096,
-        unk_id=0,
-        bos_id=-1,
-        eos_id=-1,
-        pad_id=-1,
-        control_symbols=SPECIAL_TOKENS,
-        input_sentence_size=args.input_sentence_size,
-        shuffle_input_sentence=True,
-        seed_sentencepiece_size=1_000_000,
-        num_threads=args.threads,
-        hard_vocab_limit=True,
-        minloglevel=2,
-    )
+    # Trained from inside the output folder with a bare prefix: the model records its
+    # model_prefix, and an absolute one would carry this machine's paths into the model.
+    cwd = os.getcwd()
+    os.chdir(args.out)
+    try:
+        train_spm(spm, text, args)
+    finally:
+        os.chdir(cwd)
     (args.out / "tokenizer.vocab").unlink(missing_ok=True)
     sp = spm.SentencePieceProcessor(model_file=str(args.out / "tokenizer.model"))
+
     ids = write_model_files(args.out, sp)
 
     # checks: exact round trip, special tokens never produced from text
