@@ -27,6 +27,8 @@ constexpr const char* kUsage =
     "interface text in 13 languages <-> English. Real translation needs Hunyuan-MT-7B or\n"
     "HY-MT1.5 (see the README).\n"
     "  languages            the 38 languages and their codes\n"
+    "  bench [--model DIR] [--tier T] [--batch 1,8,64]\n"
+    "                       GPU engine throughput, latency and memory on a model\n"
     "\n"
     "Run 'mtdesk <command> --help' for the options of a command.\n";
 
@@ -51,6 +53,7 @@ int run_cli(int argc, char** argv) {
         if (command == QLatin1String("translate")) return cmd_translate(args);
         if (command == QLatin1String("models")) return cmd_models(args);
         if (command == QLatin1String("languages")) return cmd_languages(args);
+        if (command == QLatin1String("bench")) return cmd_bench(args);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mtdesk: %s\n", e.what());
         return 1;

@@ -10,5 +10,6 @@ namespace mtdesk::app {
 int cmd_translate(const QStringList& args);
 int cmd_models(const QStringList& args);
 int cmd_languages(const QStringList& args);
+int cmd_bench(const QStringList& args);
 
 }  // namespace mtdesk::app

@@ -1,0 +1,208 @@
+// `mtdesk bench`: throughput and latency of the GPU engine on a model — decode tokens/s at
+// several batch sizes, time to first token, prefill tokens/s, load time, and VRAM against the
+// tier's estimate. Figures, not pass/fail (docs/benchmarks.md).
+
+#include <QCommandLineParser>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_commands.h"
+#include "demo_model.h"
+#include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/error.h"
+#include "mtdesk/model/model_dir.h"
+#include "mtdesk/quant/tiers.h"
+#include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/translation_engine.h"
+
+namespace mtdesk::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Runs `jobs` at once and waits for all of them; returns their outcomes in order.
+std::vector<JobOutcome> run_all(TranslationEngine& engine,
+                                const std::vector<TranslationJob>& jobs) {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<JobOutcome> out(jobs.size());
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        JobCallbacks cb;
+        cb.on_done = [&, i](const JobOutcome& o) {
+            std::lock_guard lock(m);
+            out[i] = o;
+            ++done;
+            cv.notify_all();
+        };
+        engine.submit(jobs[i], std::move(cb));
+    }
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return done == jobs.size(); });
+    for (const JobOutcome& o : out)
+        if (o.status != JobOutcome::Status::Done) throw Error("bench job failed: " + o.error);
+    return out;
+}
+
+std::vector<int> int_list(const QString& text, const char* option) {
+    std::vector<int> out;
+    for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int v = part.toInt(&ok);
+        if (!ok || v < 1) throw Error(std::string("--") + option + " needs positive integers");
+        out.push_back(v);
+    }
+    return out;
+}
+
+}  // namespace
+
+int cmd_bench(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Measures the GPU engine on a model: load time; for each batch size, that many "
+        "translation requests at once (greedy, a fixed number of new tokens) with decode "
+        "tokens/s and time to first token; prefill tokens/s on a long segment; VRAM used next to "
+        "the tier's estimate."));
+    p.addHelpOption();
+    p.addOptions({
+        {{QStringLiteral("m"), QStringLiteral("model")},
+         QStringLiteral("Model directory (default: the bundled demo model)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("tier"), QStringLiteral("bf16, fp16, int8 or int4."),
+         QStringLiteral("TIER"), QStringLiteral("bf16")},
+        {QStringLiteral("device"), QStringLiteral("CUDA device index."), QStringLiteral("N"),
+         QStringLiteral("0")},
+        {QStringLiteral("batch"), QStringLiteral("Batch sizes, comma-separated."),
+         QStringLiteral("LIST"), QStringLiteral("1,8,64")},
+        {QStringLiteral("new-tokens"), QStringLiteral("Tokens generated per request."),
+         QStringLiteral("N"), QStringLiteral("128")},
+        {QStringLiteral("kv-tokens"), QStringLiteral("KV cache budget (positions)."),
+         QStringLiteral("N"), QStringLiteral("65536")},
+        {QStringLiteral("json"), QStringLiteral("Also write the figures here."),
+         QStringLiteral("FILE")},
+    });
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "mtdesk bench: %s\n", qPrintable(p.errorText()));
+        return 2;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    const std::string model_dir = p.isSet(QStringLiteral("model"))
+                                      ? p.value(QStringLiteral("model")).toStdString()
+                                      : default_model_dir();
+    const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
+    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
+    const std::vector<int> batches = int_list(p.value(QStringLiteral("batch")), "batch");
+    const int new_tokens = int_list(p.value(QStringLiteral("new-tokens")), "new-tokens").at(0);
+    int max_batch = 1;
+    for (int b : batches)
+        max_batch = std::max(max_batch, b);
+
+    cuda::CudaEngineOptions o;
+    o.device = p.value(QStringLiteral("device")).toInt();
+    o.tier = *tier;
+    o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong();
+    o.max_batch = max_batch;
+    const ModelConfig config = ModelDir::open(model_dir).config;
+    const MemoryEstimate estimate =
+        estimate_memory(config, *tier, static_cast<std::size_t>(o.kv_tokens), max_batch);
+
+    auto t0 = Clock::now();
+    auto engine = cuda::make_cuda_engine(model_dir, o);
+    const double load_s = seconds_since(t0);
+    const EngineStatistics loaded = engine->statistics();
+    nlohmann::json report = {{"model", model_dir},
+                             {"tier", tier_name(*tier)},
+                             {"device", loaded.device},
+                             {"load_s", load_s},
+                             {"kv_tokens", o.kv_tokens},
+                             {"estimate_bytes", estimate.total()},
+                             {"vram_own_bytes", loaded.vram_own_bytes.value_or(0)},
+                             {"vram_used_bytes", loaded.vram_used_bytes.value_or(0)}};
+    fmt::print("{} {} on {}: loaded in {:.1f} s; mtdesk holds {:.0f} MiB (estimate {:.0f} MiB)\n",
+               model_dir, tier_name(*tier), loaded.device, load_s,
+               loaded.vram_own_bytes.value_or(0) / 1048576.0, estimate.total() / 1048576.0);
+
+    // Requests: a ~40-token English sentence, so the output bound (4 × source + 32) exceeds
+    // new_tokens; generation stops at new_tokens (a random-weight model rarely picks a stop).
+    auto make_job = [&](const std::string& text, int max_new) {
+        TranslationJob j;
+        j.request.text = text;
+        j.request.source = find_language("en");
+        j.request.target = find_language("de");
+        j.options.sampling = SamplingParams::greedy_decoding();
+        j.options.max_new_tokens = max_new;
+        j.options.casing_guard = false;
+        return j;
+    };
+    const std::string sentence =
+        "Save the document before closing the window, otherwise the changes you made since the "
+        "last time you saved it will be lost and cannot be restored from the backup folder.";
+    run_all(*engine, {make_job(sentence, 8)});  // warm-up
+
+    nlohmann::json rows = nlohmann::json::array();
+    for (int b : batches) {
+        std::vector<TranslationJob> jobs(b, make_job(sentence, new_tokens));
+        t0 = Clock::now();
+        const std::vector<JobOutcome> out = run_all(*engine, jobs);
+        const double wall = seconds_since(t0);
+        long tokens = 0;
+        double ttft = 0, decode_rate = 0;
+        for (const JobOutcome& r : out) {
+            tokens += r.generated_tokens;
+            ttft += r.ttft_ms / b;
+            if (r.generated_tokens > 1 && r.total_ms > r.ttft_ms)
+                decode_rate += (r.generated_tokens - 1) / ((r.total_ms - r.ttft_ms) / 1000.0) / b;
+        }
+        fmt::print(
+            "batch {:3d}: {:6.0f} generated tokens/s in all ({} tokens in {:.2f} s), "
+            "{:6.1f} tokens/s per sequence, TTFT {:.1f} ms\n",
+            b, tokens / wall, tokens, wall, decode_rate, ttft);
+        rows.push_back({{"batch", b},
+                        {"tokens", tokens},
+                        {"wall_s", wall},
+                        {"tokens_per_s", tokens / wall},
+                        {"per_sequence_tokens_per_s", decode_rate},
+                        {"ttft_ms", ttft}});
+    }
+    report["decode"] = rows;
+
+    // Prefill: one long segment (under the source budget), one new token.
+    std::string long_text;
+    while (long_text.size() < 3000)
+        long_text += sentence + " ";
+    const JobOutcome pre = run_all(*engine, {make_job(long_text, 1)}).at(0);
+    const double prefill_rate = pre.prompt_tokens / (pre.ttft_ms / 1000.0);
+    fmt::print("prefill: {} prompt tokens, first token after {:.1f} ms ({:.0f} tokens/s)\n",
+               pre.prompt_tokens, pre.ttft_ms, prefill_rate);
+    report["prefill"] = {{"prompt_tokens", pre.prompt_tokens},
+                         {"ttft_ms", pre.ttft_ms},
+                         {"tokens_per_s", prefill_rate}};
+    const EngineStatistics after = engine->statistics();
+    report["vram_used_after_bytes"] = after.vram_used_bytes.value_or(0);
+    fmt::print("VRAM used on the device: {:.0f} MiB after the runs ({:.0f} MiB after loading)\n",
+               after.vram_used_bytes.value_or(0) / 1048576.0,
+               loaded.vram_used_bytes.value_or(0) / 1048576.0);
+    if (p.isSet(QStringLiteral("json"))) {
+        std::ofstream(p.value(QStringLiteral("json")).toStdString()) << report.dump(1) << "\n";
+    }
+    return 0;
+}
+
+}  // namespace mtdesk::app
