@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <type_traits>
 
 #include "cpu/ops_cpu.h"
 #include "cuda/cuda_common.h"
@@ -335,27 +336,52 @@ class CudaModelImpl final : public CudaModel {
         return b;
     }
 
-    /// One device linear layer from the concatenated rows of `parts` (each [rows, k]). INT
-    /// tiers go through the on-disk cache of quantised weights: a second load reads the
-    /// quantised tensor instead of quantising again. `name` identifies it in the cache.
-    DeviceLinear linear_of(const std::string& name,
-                           const std::vector<const std::vector<float>*>& parts, int k) {
+    /// The rows of the named tensors (each [rows, k]) concatenated, as fp32.
+    static std::vector<float> rows_fp32(const TensorSet& ts,
+                                        const std::vector<std::string>& names) {
         std::vector<float> w;
-        int n = 0;
-        for (const auto* p : parts) {
-            w.insert(w.end(), p->begin(), p->end());
-            n += static_cast<int>(p->size() / k);
+        for (const std::string& n : names) {
+            const std::vector<float> v = ts.at(n).to_fp32();
+            w.insert(w.end(), v.begin(), v.end());
         }
+        return w;
+    }
+
+    /// One device linear layer from the concatenated rows of the named tensors (each
+    /// [rows, k]; Q/K/V and gate/up are fused this way). 16-bit tiers whose checkpoint has the
+    /// same dtype upload the stored bits as they are; INT tiers go through the on-disk cache of
+    /// quantised weights (a second load reads the quantised tensor and never converts the
+    /// checkpoint). `name` identifies the layer in the cache.
+    DeviceLinear linear_of(const TensorSet& ts, const std::string& name,
+                           const std::vector<std::string>& tensors, int k) {
+        int n = 0;
+        bool same_dtype = true;
         const WeightFormat format = weight_format(options_.tier);
+        const DType want = format == WeightFormat::FP16 ? DType::F16 : DType::BF16;
+        for (const std::string& t : tensors) {
+            const TensorView& v = ts.at(t);
+            n += static_cast<int>(v.numel() / k);
+            same_dtype = same_dtype && v.dtype == want;
+        }
         DeviceLinear d;
-        if (cache_ && (format == WeightFormat::INT8 || format == WeightFormat::INT4)) {
+        if ((format == WeightFormat::BF16 || format == WeightFormat::FP16) && same_dtype) {
+            std::vector<uint16_t> bits(static_cast<std::size_t>(n) * k);
+            std::size_t at = 0;
+            for (const std::string& t : tensors) {
+                const TensorView& v = ts.at(t);
+                std::memcpy(bits.data() + at, v.data, v.nbytes);
+                at += v.nbytes / sizeof(uint16_t);
+            }
+            d = DeviceLinear::upload_16bit(bits, n, k, format);
+        } else if (cache_ && (format == WeightFormat::INT8 || format == WeightFormat::INT4)) {
             const QuantizedTensor q = cache_->load_or_make(cache_key_, name, [&]() {
+                const std::vector<float> w = rows_fp32(ts, tensors);
                 return format == WeightFormat::INT8 ? QuantizedTensor(quantize_int8(w, n, k))
                                                     : QuantizedTensor(quantize_int4(w, n, k));
             });
             d = DeviceLinear::upload(q);
         } else {
-            d = DeviceLinear::upload(w, n, k, format);
+            d = DeviceLinear::upload(rows_fp32(ts, tensors), n, k, format);
         }
         memory_.weights += d.device_bytes();
         return d;
@@ -389,8 +415,16 @@ class CudaModelImpl final : public CudaModel {
         const int hidden = c.hidden_size, inter = c.intermediate_size;
         const int steps = c.num_layers + 2;
         if (progress) progress(0, steps, "embeddings");
-        const std::vector<float> embed = host(ts, "model.embed_tokens.weight");
-        embed_ = upload_16<T>(embed);
+        const TensorView& embed = ts.at("model.embed_tokens.weight");
+        const bool embed_as_is = (std::is_same_v<T, __nv_bfloat16> && embed.dtype == DType::BF16) ||
+                                 (std::is_same_v<T, __half> && embed.dtype == DType::F16);
+        if (embed_as_is) {
+            embed_.allocate(embed.nbytes);
+            MTDESK_CUDA_CHECK(
+                cudaMemcpy(embed_.get(), embed.data, embed.nbytes, cudaMemcpyHostToDevice));
+        } else {
+            embed_ = upload_16<T>(embed.to_fp32());
+        }
         memory_.weights += embed_.bytes();
         final_norm_ = norm(ts, "model.norm.weight");
         for (int i = 0; i < c.num_layers; ++i) {
@@ -399,12 +433,12 @@ class CudaModelImpl final : public CudaModel {
             Layer L;
             L.input_norm = norm(ts, p + "input_layernorm.weight");
             L.post_norm = norm(ts, p + "post_attention_layernorm.weight");
-            const auto wq = host(ts, p + "self_attn.q_proj.weight");
-            const auto wk = host(ts, p + "self_attn.k_proj.weight");
-            const auto wv = host(ts, p + "self_attn.v_proj.weight");
-            L.qkv = linear_of(p + "qkv", {&wq, &wk, &wv}, hidden);
-            const auto wo = host(ts, p + "self_attn.o_proj.weight");
-            L.o = linear_of(p + "o_proj", {&wo}, c.num_heads * c.head_dim);
+            L.qkv = linear_of(ts, p + "qkv",
+                              {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
+                               p + "self_attn.v_proj.weight"},
+                              hidden);
+            L.o = linear_of(ts, p + "o_proj", {p + "self_attn.o_proj.weight"},
+                            c.num_heads * c.head_dim);
             if (c.attention_bias)
                 L.qkv_bias = bias_of(ts, {p + "self_attn.q_proj.bias", p + "self_attn.k_proj.bias",
                                           p + "self_attn.v_proj.bias"});
@@ -416,11 +450,9 @@ class CudaModelImpl final : public CudaModel {
                 L.k_norm = norm(
                     ts, p + (hy ? "self_attn.key_layernorm.weight" : "self_attn.k_norm.weight"));
             }
-            const auto wg = host(ts, p + "mlp.gate_proj.weight");
-            const auto wu = host(ts, p + "mlp.up_proj.weight");
-            L.gate_up = linear_of(p + "gate_up", {&wg, &wu}, hidden);
-            const auto wd = host(ts, p + "mlp.down_proj.weight");
-            L.down = linear_of(p + "down_proj", {&wd}, inter);
+            L.gate_up = linear_of(ts, p + "gate_up",
+                                  {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, hidden);
+            L.down = linear_of(ts, p + "down_proj", {p + "mlp.down_proj.weight"}, inter);
             if (c.mlp_bias) {
                 L.gate_up_bias = bias_of(ts, {p + "mlp.gate_proj.bias", p + "mlp.up_proj.bias"});
                 L.down_bias = bias_of(ts, {p + "mlp.down_proj.bias"});
@@ -428,12 +460,10 @@ class CudaModelImpl final : public CudaModel {
             layers_.push_back(std::move(L));
         }
         if (progress) progress(steps - 1, steps, "output layer");
-        if (c.tie_word_embeddings && ts.find("lm_head.weight") == nullptr)
-            lm_head_ = linear_of("lm_head", {&embed}, hidden);
-        else {
-            const auto w = host(ts, "lm_head.weight");
-            lm_head_ = linear_of("lm_head", {&w}, hidden);
-        }
+        const bool tied = c.tie_word_embeddings && ts.find("lm_head.weight") == nullptr;
+        lm_head_ =
+            linear_of(ts, "lm_head",
+                      {tied ? std::string("model.embed_tokens.weight") : "lm_head.weight"}, hidden);
 
         // RoPE tables for every position, computed by the CPU reference code.
         const cpu::RopeFrequencies freqs = cpu::rope_frequencies(c);

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "mtdesk/error.h"
 #include "mtdesk/model/dtype.h"
@@ -119,6 +122,38 @@ float fp16_round_up(float value) {
     return fp16_to_fp32(h);
 }
 
+/// Runs fn(row) for rows 0 .. n-1 on the machine's cores in contiguous chunks (rows are
+/// independent); the first exception by row order is rethrown, as a serial loop would.
+template <typename Fn>
+void for_each_row(int n, const Fn& fn) {
+    const int threads =
+        static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 64));
+    const int chunks = std::max(1, std::min(threads, n / 64));
+    if (chunks == 1) {
+        for (int r = 0; r < n; ++r)
+            fn(r);
+        return;
+    }
+    std::vector<std::exception_ptr> errors(chunks);
+    std::vector<std::thread> pool;
+    for (int c = 0; c < chunks; ++c) {
+        const int begin = static_cast<int>(static_cast<int64_t>(n) * c / chunks);
+        const int end = static_cast<int>(static_cast<int64_t>(n) * (c + 1) / chunks);
+        pool.emplace_back([&, c, begin, end] {
+            try {
+                for (int r = begin; r < end; ++r)
+                    fn(r);
+            } catch (...) {
+                errors[c] = std::current_exception();
+            }
+        });
+    }
+    for (std::thread& t : pool)
+        t.join();
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
 QuantizedInt8 quantize_int8(std::span<const float> w, int n, int k) {
     check_shape(w.size(), n, k, "quantize_int8");
     QuantizedInt8 out;
@@ -126,7 +161,7 @@ QuantizedInt8 quantize_int8(std::span<const float> w, int n, int k) {
     out.k = k;
     out.q.resize(static_cast<std::size_t>(n) * k);
     out.scales.resize(n);
-    for (int r = 0; r < n; ++r) {
+    for_each_row(n, [&](int r) {
         const float* row = w.data() + static_cast<std::size_t>(r) * k;
         float amax = 0.0f;
         for (int c = 0; c < k; ++c) {
@@ -138,7 +173,7 @@ QuantizedInt8 quantize_int8(std::span<const float> w, int n, int k) {
         int8_t* q = out.q.data() + static_cast<std::size_t>(r) * k;
         for (int c = 0; c < k; ++c)
             q[c] = static_cast<int8_t>(quantize_value(row[c], s, 127));
-    }
+    });
     return out;
 }
 
@@ -156,7 +191,7 @@ QuantizedInt4 quantize_int4(std::span<const float> w, int n, int k, int group) {
     const std::size_t row_bytes = static_cast<std::size_t>(out.k_padded) / 2;
     out.packed.assign(static_cast<std::size_t>(n) * row_bytes, 0);
     out.scales.resize(static_cast<std::size_t>(n) * groups);
-    for (int r = 0; r < n; ++r) {
+    for_each_row(n, [&](int r) {
         const float* row = w.data() + static_cast<std::size_t>(r) * k;
         uint8_t* bytes = out.packed.data() + static_cast<std::size_t>(r) * row_bytes;
         for (int g = 0; g < groups; ++g) {
@@ -174,7 +209,7 @@ QuantizedInt4 quantize_int4(std::span<const float> w, int n, int k, int group) {
                 bytes[c / 2] |= static_cast<uint8_t>(c % 2 == 0 ? nibble : nibble << 4);
             }
         }
-    }
+    });
     return out;
 }
 
