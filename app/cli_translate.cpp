@@ -100,6 +100,13 @@ void report_placeholders(const QString& file,
                  qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
 }
 
+/// --device's default: $MTDESK_DEVICE when set (the test suite pins the CPU this way), else
+/// "auto".
+QString default_device() {
+    const QString env = qEnvironmentVariable("MTDESK_DEVICE");
+    return env.isEmpty() ? QStringLiteral("auto") : env;
+}
+
 /// The GPU engine --device asks for ("auto": the first GPU, if any), or null for the CPU.
 std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
                                                    const std::string& model_dir,
@@ -212,7 +219,7 @@ int cmd_translate(const QStringList& args) {
          QStringLiteral("auto, cpu or cuda[:N]. auto: the first GPU when there is one (and this "
                         "build has the CUDA engine), else the CPU. On a GPU every line of the "
                         "input is submitted at once and translated in batches."),
-         QStringLiteral("DEVICE"), QStringLiteral("auto")},
+         QStringLiteral("DEVICE"), default_device()},
         {QStringLiteral("tier"), QStringLiteral("GPU precision tier: bf16, fp16, int8 or int4."),
          QStringLiteral("TIER"), QStringLiteral("bf16")},
         {QStringLiteral("kv-tokens"),

@@ -155,7 +155,9 @@ TranslationOptions Settings::translationOptions() const {
 }
 
 QString Settings::device() const {
-    return settings_.value(kDevice, QStringLiteral("auto")).toString();
+    // $MTDESK_DEVICE sets the default (the test suite pins the CPU this way).
+    const QString env = qEnvironmentVariable("MTDESK_DEVICE");
+    return settings_.value(kDevice, env.isEmpty() ? QStringLiteral("auto") : env).toString();
 }
 void Settings::setDevice(const QString& device) {
     set(kDevice, device);
