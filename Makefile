@@ -44,7 +44,7 @@ run: build
 		echo "mtdesk: no display (\$$DISPLAY and \$$WAYLAND_DISPLAY are unset), so no window;"; \
 		echo "        translating a sample on the command line with $(MODEL) instead:"; \
 		echo; \
-		for lang in zh de ja; do \
+		for lang in zh de fr ru ko; do \
 			printf '%s -> %s: ' "$(SAMPLE)" $$lang; \
 			echo "$(SAMPLE)" | $(BUILD_DIR)/app/mtdesk translate --model $(MODEL) --to $$lang || exit 1; \
 		done; \
