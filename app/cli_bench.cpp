@@ -84,8 +84,8 @@ int cmd_bench(const QStringList& args) {
          QStringLiteral("DIR")},
         {QStringLiteral("tier"), QStringLiteral("bf16, fp16, int8 or int4."),
          QStringLiteral("TIER"), QStringLiteral("bf16")},
-        {QStringLiteral("device"), QStringLiteral("CUDA device index."), QStringLiteral("N"),
-         QStringLiteral("0")},
+        {QStringLiteral("device"), QStringLiteral("The GPU: cuda:N (or N)."),
+         QStringLiteral("DEVICE"), QStringLiteral("cuda:0")},
         {QStringLiteral("batch"), QStringLiteral("Batch sizes, comma-separated."),
          QStringLiteral("LIST"), QStringLiteral("1,8,64")},
         {QStringLiteral("new-tokens"), QStringLiteral("Tokens generated per request."),
@@ -115,7 +115,12 @@ int cmd_bench(const QStringList& args) {
         max_batch = std::max(max_batch, b);
 
     cuda::CudaEngineOptions o;
-    o.device = p.value(QStringLiteral("device")).toInt();
+    QString device = p.value(QStringLiteral("device"));
+    if (device == QLatin1String("cuda")) device = QStringLiteral("0");
+    if (device.startsWith(QLatin1String("cuda:"))) device = device.mid(5);
+    bool device_ok = false;
+    o.device = device.toInt(&device_ok);
+    if (!device_ok || o.device < 0) throw Error("--device must be cuda, cuda:N or N");
     o.tier = *tier;
     o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong();
     o.max_batch = max_batch;

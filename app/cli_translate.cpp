@@ -3,12 +3,17 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <iostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -100,6 +105,36 @@ void report_placeholders(const QString& file,
                  qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
 }
 
+/// A warning when the model says which pairs it was trained for (a `training_summary.json` with
+/// "langs": English <-> each, as the bundled demo model has) and the request is outside them.
+void warn_untrained_pair(const std::string& model_dir, const Language* from, const Language& to) {
+    std::ifstream in(std::filesystem::path(model_dir) / "training_summary.json");
+    if (!in) return;
+    std::vector<std::string> langs;
+    try {
+        const nlohmann::json j = nlohmann::json::parse(in);
+        if (!j.contains("langs")) return;
+        langs = j.at("langs").get<std::vector<std::string>>();
+    } catch (const std::exception&) {
+        return;  // not a file this check understands
+    }
+    auto known = [&](std::string_view code) {
+        return std::find(langs.begin(), langs.end(), code) != langs.end();
+    };
+    const bool ok =
+        from ? (from->code == "en" && known(to.code)) || (to.code == "en" && known(from->code))
+             : known(to.code) || to.code == "en";
+    if (ok) return;
+    std::string list;
+    for (const std::string& l : langs)
+        list += (list.empty() ? "" : ", ") + l;
+    std::fprintf(stderr,
+                 "mtdesk: warning: this model was trained for English <-> %s only; %s -> %s is "
+                 "outside that, expect a poor translation\n",
+                 list.c_str(), from ? std::string(from->code).c_str() : "(detected)",
+                 std::string(to.code).c_str());
+}
+
 /// --device's default: $MTDESK_DEVICE when set (the test suite pins the CPU this way), else
 /// "auto".
 QString default_device() {
@@ -112,6 +147,11 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
                                                    const std::string& model_dir,
                                                    std::optional<PromptStyle> style) {
     const QString device = p.value(QStringLiteral("device"));
+    // Name where the value came from: the option, or the environment's default.
+    const std::string where =
+        (p.isSet(QStringLiteral("device")) ? "--device " : "MTDESK_DEVICE=") + device.toStdString();
+    const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
+    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
     if (device == QLatin1String("cpu")) return nullptr;
     int index = 0;
     if (device.startsWith(QLatin1String("cuda"))) {
@@ -119,24 +159,27 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
         bool ok = true;
         if (n.startsWith(QLatin1Char(':'))) index = n.mid(1).toInt(&ok);
         if (!ok || (!n.isEmpty() && !n.startsWith(QLatin1Char(':'))))
-            throw Error("--device must be auto, cpu, cuda or cuda:N");
+            throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
     } else if (device != QLatin1String("auto")) {
-        throw Error("--device must be auto, cpu, cuda or cuda:N");
+        throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
     }
     const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
     if (gpus.empty()) {
         if (device == QLatin1String("auto")) return nullptr;
-        throw Error("--device " + device.toStdString() +
-                    ": no CUDA device (or this mtdesk was built without CUDA)");
+#ifdef MTDESK_HAVE_CUDA
+        throw Error(where +
+                    ": no CUDA device found (no NVIDIA GPU, or its driver is not "
+                    "loaded); use --device cpu");
+#else
+        throw Error(where + ": this mtdesk was built without CUDA; use --device cpu");
+#endif
     }
     if (index < 0 || index >= static_cast<int>(gpus.size()))
-        throw Error("--device " + device.toStdString() + ": there are " +
-                    std::to_string(gpus.size()) + " GPUs");
+        throw Error(where + ": there are " + std::to_string(gpus.size()) +
+                    " GPUs (cuda:0 .. cuda:" + std::to_string(gpus.size() - 1) + ")");
     if (style) throw Error("--prompt-style applies to the CPU engine; add --device cpu");
     cuda::CudaEngineOptions o;
     o.device = index;
-    const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
-    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
     o.tier = *tier;
     bool ok = false;
     o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&ok);
@@ -268,6 +311,7 @@ int cmd_translate(const QStringList& args) {
         else
             throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
     }
+    warn_untrained_pair(model_dir, request.source, *request.target);
     std::unique_ptr<TranslationEngine> gpu = open_gpu_engine(p, model_dir, style);
     std::unique_ptr<Translator> cpu;
     if (!gpu) cpu = Translator::open_cpu(model_dir, style);
@@ -371,6 +415,10 @@ int cmd_translate(const QStringList& args) {
     int failures = 0;
     for (const QString& file : files) {
         try {
+            if (QFileInfo(file).isDir())
+                throw FileError(file.toStdString(),
+                                "is a folder: the command line takes files (the window takes "
+                                "folders too)");
             const documents::DocumentFormat* format = nullptr;
             documents::Document doc = documents::read_document(file, &format);
             doc.target_language = target_lang;

@@ -137,8 +137,15 @@ class TestCli : public QObject {
                  QStringLiteral("Verbindung zum Server nicht möglich.\n"));
         r = run({"translate", "--to", "zh", "--device", "gpu"}, "Open the file\n");
         QVERIFY(r.code != 0);
-        QVERIFY(r.err.contains("--device must be"));
+        QVERIFY(r.err.contains("--device gpu: the device must be"));
+        r = run({"translate", "--to", "zh", "--device", "cpu", "--tier", "int3"}, "Open\n");
+        QVERIFY(r.code != 0);
+        QVERIFY(r.err.contains("--tier must be"));
+        r = run({"translate", "--to", "th", "--device", "cpu", "--max-tokens", "4"}, "Open\n");
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.err.contains("trained for English <-> zh"));  // the demo model's pairs
         r = run({"translate", "--to", "zh", "--device", "cpu"}, "Open the file\n");
+        QVERIFY(r.err.isEmpty());
         QCOMPARE(QString::fromUtf8(r.out), QStringLiteral("打开文件\n"));
         r = run({"models", "inspect", "--json"});
         QCOMPARE(r.code, 0);

@@ -6,6 +6,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+
 #include "document_test_helpers.h"
 #include "documents/document.h"
 #include "documents/formats.h"
@@ -23,6 +25,21 @@ class TestDocumentsPlaceholders : public QObject {
     Q_OBJECT
 
   private slots:
+    // Markdown strong emphasis: the markers are counted, so a translation that drops one is
+    // reported ("**file**" -> "** Datei").
+    void markdownEmphasisMarkersCount() {
+        const auto found = placeholders("Open the **file** or __this__ one");
+        QCOMPARE(std::count(found.begin(), found.end(), std::string("**")), 2);
+        QCOMPARE(std::count(found.begin(), found.end(), std::string("__")), 2);
+        Document doc;
+        doc.add_segment("Open the **file**");
+        doc.add_segment("Save **all**");
+        const auto issues = check_placeholders(doc, {"Öffne die ** Datei", "**Alle** speichern"});
+        QCOMPARE(issues.size(), size_t(1));
+        QCOMPARE(issues[0].segment, size_t(0));
+        QCOMPARE(issues[0].missing, std::vector<std::string>{"**"});
+    }
+
     void placeholdersFound_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QStringList>("expected");  // sorted

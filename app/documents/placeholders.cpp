@@ -10,7 +10,7 @@ namespace mtdesk::app::documents {
 
 std::vector<std::string> placeholders(std::string_view text) {
     // One alternative per kind, most specific first: code spans, URLs, printf (with position or
-    // name), Qt's %1 / %L1 / %n / %Ln, brace fields, tags.
+    // name), Qt's %1 / %L1 / %n / %Ln, brace fields, tags, Markdown's ** and __.
     static const std::regex re(
         R"(`[^`\n]+`)"
         R"(|(?:https?|ftp)://[^\s<>"'`]*[^\s<>"'`.,;:!?)\]]|mailto:[^\s<>"'`]+[A-Za-z0-9])"
@@ -18,7 +18,9 @@ std::vector<std::string> placeholders(std::string_view text) {
         R"((?:hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGcrsaAp])"
         R"(|%L?(?:\d{1,2}|n))"
         R"(|\{[A-Za-z0-9_.:!\[\]]*\})"
-        R"(|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>)");
+        R"(|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>)"
+        // Markdown strong emphasis markers: "**file**" that comes back as "** Datei" lost one.
+        R"(|\*\*|__)");
     std::vector<std::string> out;
     const std::string s(text);
     for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it)
@@ -35,7 +37,7 @@ std::vector<PlaceholderIssue> check_placeholders(const Document& doc,
     std::vector<PlaceholderIssue> out;
     for (std::size_t i = 0; i < doc.segments.size(); ++i) {
         const std::vector<std::string> src = placeholders(doc.segments[i]);
-        if (src.empty() && translations[i].find_first_of("%{<`:") == std::string::npos) continue;
+        if (src.empty() && translations[i].find_first_of("%{<`:*_") == std::string::npos) continue;
         const std::vector<std::string> tr = placeholders(translations[i]);
         if (src == tr) continue;
         PlaceholderIssue issue;

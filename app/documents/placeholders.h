@@ -2,8 +2,8 @@
 // Placeholders a translation must keep, and the check that finds translations that lost one.
 //
 // What counts: printf conversions (%s, %d, %1$s, %(name)s), Qt's %1…%99 and %n / %Ln, brace
-// fields ({name}, {0}), markup tags (<b>, </b>, <br/>, the <sN> format tags), URLs and Markdown
-// code spans (`make install`). Formats that can mark a doubtful entry do so (PO: "fuzzy"); for
+// fields ({name}, {0}), markup tags (<b>, </b>, <br/>, the <sN> format tags), URLs, Markdown
+// code spans (`make install`) and Markdown's strong-emphasis markers (** and __, counted). Formats that can mark a doubtful entry do so (PO: "fuzzy"); for
 // the others the caller reports what check_placeholders() finds.
 
 #include <string>
