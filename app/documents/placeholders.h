@@ -3,8 +3,9 @@
 //
 // What counts: printf conversions (%s, %d, %1$s, %(name)s), Qt's %1…%99 and %n / %Ln, brace
 // fields ({name}, {0}), markup tags (<b>, </b>, <br/>, the <sN> format tags), URLs, Markdown
-// code spans (`make install`) and Markdown's strong-emphasis markers (** and __, counted). Formats that can mark a doubtful entry do so (PO: "fuzzy"); for
-// the others the caller reports what check_placeholders() finds.
+// code spans (`make install`) and Markdown's strong-emphasis markers (** and __, counted). Formats
+// that can mark a doubtful entry do so (PO: "fuzzy"); for the others the caller reports what
+// check_placeholders() finds.
 
 #include <string>
 #include <string_view>
