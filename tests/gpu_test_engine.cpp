@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "chrf.h"
+#include "goldens.h"
 #include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
@@ -35,26 +36,6 @@ namespace {
 const fs::path kData = MTDESK_TEST_DATA_DIR;
 const fs::path kDemo = MTDESK_DEMO_MODEL_DIR;
 const char* const kFixtures[] = {"hunyuan-gqa-alpha", "hunyuan-tied", "qwen3", "qwen2", "llama"};
-
-std::vector<int32_t> golden_ids(const SafetensorsFile& f, const std::string& name) {
-    for (const TensorView& t : f.tensors())
-        if (t.name == name) {
-            std::vector<int32_t> out(static_cast<std::size_t>(t.numel()));
-            for (std::size_t i = 0; i < out.size(); ++i) {
-                int64_t v;
-                std::memcpy(&v, t.data + i * sizeof v, sizeof v);
-                out[i] = static_cast<int32_t>(v);
-            }
-            return out;
-        }
-    throw std::runtime_error("golden " + name + " missing");
-}
-
-std::vector<float> golden_floats(const SafetensorsFile& f, const std::string& name) {
-    for (const TensorView& t : f.tensors())
-        if (t.name == name) return t.to_fp32();
-    throw std::runtime_error("golden " + name + " missing");
-}
 
 double relative_error(std::span<const float> got, std::span<const float> want) {
     double err = 0, mag = 1e-30;
@@ -188,11 +169,11 @@ class TestCudaEngine : public QObject {
     void fixtures() {
         QFETCH(QString, name);
         const fs::path dir = kData / "models" / name.toStdString();
-        SafetensorsFile golden(kData / "goldens" / (name.toStdString() + ".safetensors"));
-        const auto ids = golden_ids(golden, "input_ids");
-        const auto want = golden_floats(golden, "logits");
-        const auto prompt = golden_ids(golden, "greedy_prompt");
-        const auto want_greedy = golden_ids(golden, "greedy_tokens");
+        const test::Golden golden(kData / "goldens" / (name.toStdString() + ".safetensors"));
+        const auto ids = golden.ids("input_ids");
+        const auto want = golden.at("logits").to_fp32();
+        const auto prompt = golden.ids("greedy_prompt");
+        const auto want_greedy = golden.ids("greedy_tokens");
         std::map<Tier, std::vector<int32_t>> greedy;
         for (Tier tier : all_tiers()) {
             auto lm = cuda::load_cuda_causal_lm(dir, options(tier, 4096, 8));

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../engine/cpu/ops_cpu.h"
+#include "goldens.h"
 #include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/model/safetensors.h"
@@ -31,36 +32,12 @@ const fs::path kData = MTDESK_TEST_DATA_DIR;
 const char* const kFixtures[] = {"hunyuan-gqa-alpha", "hunyuan-tied", "qwen3", "qwen2", "llama"};
 constexpr double kRelTolerance = 1e-4;  // max |delta| <= 1e-4 * max |golden logit|
 
-struct Golden {
-    std::unique_ptr<SafetensorsFile> file;
-    const TensorView* find(const std::string& name) const {
-        for (const TensorView& t : file->tensors()) {
-            if (t.name == name) return &t;
-        }
-        return nullptr;
-    }
-    const TensorView& at(const std::string& name) const {
-        const TensorView* t = find(name);
-        if (t == nullptr) throw std::runtime_error("golden tensor " + name + " missing");
-        return *t;
-    }
-    std::vector<int32_t> ids(const std::string& name) const {
-        const TensorView& t = at(name);
-        if (t.dtype != DType::I64) throw std::runtime_error(name + " is not I64");
-        std::vector<int32_t> out(static_cast<std::size_t>(t.numel()));
-        for (std::size_t i = 0; i < out.size(); ++i) {
-            int64_t v;
-            std::memcpy(&v, t.data + i * sizeof v, sizeof v);
-            out[i] = static_cast<int32_t>(v);
-        }
-        return out;
-    }
-};
+using test::Golden;
 
 struct Fixture {
     ModelDir dir;
     std::unique_ptr<CpuModel> model;
-    Golden golden;
+    std::unique_ptr<Golden> golden;
 };
 
 // max |a - b| / max |b|
@@ -93,8 +70,7 @@ class TestCpuParity : public QObject {
         auto f = std::make_unique<Fixture>();
         f->dir = ModelDir::open(kData / "models" / name);
         f->model = CpuModel::load(f->dir);
-        f->golden.file =
-            std::make_unique<SafetensorsFile>(kData / "goldens" / (name + ".safetensors"));
+        f->golden = std::make_unique<Golden>(kData / "goldens" / (name + ".safetensors"));
         return *cache_.emplace(name, std::move(f)).first->second;
     }
 
@@ -129,8 +105,8 @@ class TestCpuParity : public QObject {
     void all_positions() {
         QFETCH(QString, name);
         Fixture& f = fixture(name.toStdString());
-        const auto ids = f.golden.ids("input_ids");
-        const auto want = f.golden.at("logits").to_fp32();
+        const auto ids = f.golden->ids("input_ids");
+        const auto want = f.golden->at("logits").to_fp32();
         const int vocab = f.model->config().vocab_size;
         QCOMPARE(want.size(), ids.size() * vocab);
 
@@ -148,8 +124,8 @@ class TestCpuParity : public QObject {
     void incremental() {
         QFETCH(QString, name);
         Fixture& f = fixture(name.toStdString());
-        const auto ids = f.golden.ids("input_ids");
-        const auto want = f.golden.at("logits").to_fp32();
+        const auto ids = f.golden->ids("input_ids");
+        const auto want = f.golden->at("logits").to_fp32();
         const int64_t vocab = f.model->config().vocab_size;
         const std::size_t prefill = 40;
 
@@ -177,8 +153,8 @@ class TestCpuParity : public QObject {
     void greedy() {
         QFETCH(QString, name);
         Fixture& f = fixture(name.toStdString());
-        const auto prompt = f.golden.ids("greedy_prompt");
-        const auto want = f.golden.ids("greedy_tokens");
+        const auto prompt = f.golden->ids("greedy_prompt");
+        const auto want = f.golden->ids("greedy_tokens");
         GenerationParams params;
         params.sampling = SamplingParams::greedy_decoding();
         params.max_new_tokens = static_cast<int>(want.size());
@@ -190,8 +166,8 @@ class TestCpuParity : public QObject {
     // (d) The chat-template prompt of the Hunyuan fixture.
     void chat_greedy() {
         Fixture& f = fixture("hunyuan-gqa-alpha");
-        const auto prompt = f.golden.ids("chat_prompt");
-        const auto want = f.golden.ids("chat_greedy");
+        const auto prompt = f.golden->ids("chat_prompt");
+        const auto want = f.golden->ids("chat_greedy");
         GenerationParams params;
         params.sampling = SamplingParams::greedy_decoding();
         params.max_new_tokens = static_cast<int>(want.size());
@@ -211,7 +187,7 @@ class TestCpuParity : public QObject {
                 largest_name = name;
             }
         }
-        const auto ids = largest->golden.ids("input_ids");
+        const auto ids = largest->golden->ids("input_ids");
         GenerationParams params;
         params.sampling = SamplingParams::greedy_decoding();
         params.max_new_tokens = 64;
