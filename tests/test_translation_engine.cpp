@@ -3,6 +3,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mtdesk/runtime/latency_window.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translation_engine.h"
 
@@ -93,8 +95,63 @@ class TestTranslationEngine : public QObject {
             QVERIFY(o.total_ms >= o.ttft_ms);
             QVERIFY(!out.streamed[ids[i]].empty());
         }
-        QCOMPARE(engine->statistics().finished, uint64_t(3));
-        QCOMPARE(engine->statistics().queue_depth, 0);
+        const EngineStatistics stats = engine->statistics();
+        QCOMPARE(stats.finished, uint64_t(3));
+        QCOMPARE(stats.queue_depth, 0);
+        // Percentiles over the three requests: nearest rank, so p50 is the middle TTFT and p95
+        // the largest; decode speed from the requests with two tokens or more.
+        std::vector<double> ttft, speed;
+        {
+            std::lock_guard lock(out.m);
+            for (uint64_t id : ids) {
+                const JobOutcome& o = out.by_id[id][0];
+                ttft.push_back(o.ttft_ms);
+                if (o.generated_tokens >= 2)
+                    speed.push_back((o.generated_tokens - 1) / ((o.total_ms - o.ttft_ms) / 1e3));
+            }
+        }
+        std::sort(ttft.begin(), ttft.end());
+        std::sort(speed.begin(), speed.end());
+        QVERIFY(stats.ttft_p50_ms && stats.ttft_p95_ms);
+        QCOMPARE(*stats.ttft_p50_ms, ttft[1]);
+        QCOMPARE(*stats.ttft_p95_ms, ttft[2]);
+        QVERIFY(!speed.empty() && stats.tokens_per_s_p95);
+        QCOMPARE(*stats.tokens_per_s_p95, speed.back());
+    }
+
+    // Nearest-rank percentiles over a window of the most recent requests; cancelled, failed
+    // and token-less requests are not counted.
+    void latencyWindow() {
+        QVERIFY(!LatencyWindow::percentile({}, 0.5));
+        QCOMPARE(*LatencyWindow::percentile({5, 1, 4, 2, 3}, 0.5), 3.0);
+        QCOMPARE(*LatencyWindow::percentile({5, 1, 4, 2, 3}, 0.95), 5.0);
+        QCOMPARE(*LatencyWindow::percentile({5, 1, 4, 2, 3}, 0.2), 1.0);
+        QCOMPARE(*LatencyWindow::percentile({5, 1, 4, 2, 3}, 0.21), 2.0);
+        LatencyWindow w(2);
+        EngineStatistics s;
+        w.fill(s);
+        QVERIFY(!s.ttft_p50_ms && !s.tokens_per_s_p50);
+        auto done = [](double ttft, int tokens, double total) {
+            JobOutcome o;
+            o.ttft_ms = ttft;
+            o.generated_tokens = tokens;
+            o.total_ms = total;
+            return o;
+        };
+        w.add(done(100, 11, 1100));  // 10 tokens in 1 s
+        w.add(done(10, 1, 10));      // one token: TTFT only
+        JobOutcome cancelled = done(1, 5, 2);
+        cancelled.status = JobOutcome::Status::Cancelled;
+        w.add(cancelled);
+        w.add(done(30, 0, 30));  // no token: not counted
+        w.fill(s);
+        QCOMPARE(*s.ttft_p50_ms, 10.0);
+        QCOMPARE(*s.ttft_p95_ms, 100.0);
+        QCOMPARE(*s.tokens_per_s_p50, 10.0);
+        w.add(done(20, 3, 220));  // the window keeps 2: drops TTFT 100
+        w.fill(s);
+        QCOMPARE(*s.ttft_p95_ms, 20.0);
+        QCOMPARE(*s.tokens_per_s_p95, 10.0);
     }
 
     void cancelQueuedAndRunning() {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "mtdesk/error.h"
+#include "mtdesk/runtime/latency_window.h"
 #include "mtdesk/translate/translation_engine.h"
 
 namespace mtdesk {
@@ -78,6 +79,7 @@ class CpuEngine final : public TranslationEngine {
         s.queue_depth = static_cast<int>(queue_.size());
         s.running = running_id_ ? 1 : 0;
         s.finished = finished_;
+        latency_.fill(s);
         return s;
     }
 
@@ -108,6 +110,7 @@ class CpuEngine final : public TranslationEngine {
                 std::lock_guard lock(mutex_);
                 running_id_ = 0;
                 ++finished_;
+                latency_.add(outcome);
             }
             if (entry.callbacks.on_done) entry.callbacks.on_done(outcome);
         }
@@ -168,6 +171,7 @@ class CpuEngine final : public TranslationEngine {
     bool running_cancelled_ = false;
     bool stopping_ = false;
     uint64_t finished_ = 0;
+    LatencyWindow latency_;
     std::thread worker_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/error.h"
@@ -92,7 +93,10 @@ std::vector<int32_t> Translator::encode_prompt(const PromptRequest& request) con
     // The user's text must not be able to inject control tokens: the template text (with its
     // special tokens) and the user message are encoded separately.
     std::string user;
-    if ((style_ == PromptStyle::HunyuanMT || !terminology_prompt_) && !request.glossary.empty()) {
+    if (request.chat) {
+        user = request.chat->user;
+    } else if ((style_ == PromptStyle::HunyuanMT || !terminology_prompt_) &&
+               !request.glossary.empty()) {
         PromptRequest without = request;  // glossary only checked, see translate()
         without.glossary.clear();
         user = build_translation_prompt(without, style_);
@@ -100,18 +104,33 @@ std::vector<int32_t> Translator::encode_prompt(const PromptRequest& request) con
         user = build_translation_prompt(request, style_);
     }
     static constexpr std::string_view kMarker = "\x01mtdesk-user\x01";
-    const std::string rendered = chat_template_.render(kMarker);
-    const auto at = rendered.find(kMarker);
-    std::vector<int32_t> ids = tokenizer_->encode(rendered.substr(0, at), true);
-    const std::vector<int32_t> body = tokenizer_->encode(user, false);
-    ids.insert(ids.end(), body.begin(), body.end());
-    const std::vector<int32_t> tail =
-        tokenizer_->encode(rendered.substr(at + kMarker.size()), true);
-    ids.insert(ids.end(), tail.begin(), tail.end());
+    static constexpr std::string_view kSystemMarker = "\x01mtdesk-system\x01";
+    const std::string_view system =
+        request.chat && !request.chat->system.empty() ? kSystemMarker : std::string_view{};
+    const std::string rendered = chat_template_.render(kMarker, system);
+    std::vector<int32_t> ids;
+    auto append = [&](std::string_view text, bool parse_special) {
+        const std::vector<int32_t> part = tokenizer_->encode(text, parse_special);
+        ids.insert(ids.end(), part.begin(), part.end());
+    };
+    // Template text with special tokens; the messages in it as plain text. The system message
+    // comes before the user's in every template.
+    std::size_t from = 0;
+    if (!system.empty()) {
+        const auto at = rendered.find(kSystemMarker);
+        append(std::string_view(rendered).substr(0, at), true);
+        append(request.chat->system, false);
+        from = at + kSystemMarker.size();
+    }
+    const auto at = rendered.find(kMarker, from);
+    append(std::string_view(rendered).substr(from, at - from), true);
+    append(user, false);
+    append(std::string_view(rendered).substr(at + kMarker.size()), true);
     return ids;
 }
 
 int Translator::source_budget(const PromptRequest& request) const {
+    if (request.chat) return std::numeric_limits<int>::max();
     PromptRequest empty = request;
     empty.text.clear();
     const int overhead = static_cast<int>(encode_prompt(empty).size());
@@ -119,6 +138,11 @@ int Translator::source_budget(const PromptRequest& request) const {
     // wording that depends on the text; long segments also translate worse, so at most 1024.
     const int fit = (model_->config().max_position_embeddings - overhead - 48) / 5;
     return std::clamp(fit, 1, 1024);
+}
+
+int Translator::output_bound(int source_tokens, int prompt_tokens, int max_new_tokens) const {
+    const int room = model_->config().max_position_embeddings - prompt_tokens;
+    return std::max(0, std::min({max_new_tokens, 4 * source_tokens + 32, room}));
 }
 
 TranslationResult Translator::translate(const PromptRequest& request,
@@ -184,13 +208,13 @@ TranslationResult Translator::translate_piece(const PromptRequest& request,
     gp.sampling = options.sampling;
     gp.stop_tokens = stop_tokens_;
     gp.vocab_limit = tokenizer_->vocab_size();
-    gp.max_new_tokens = std::min(options.max_new_tokens, 4 * source_tokens + 32);
     const int room = model_->config().max_position_embeddings - static_cast<int>(prompt.size());
     if (room < 1)
         throw Error("the text is too long for this model: the prompt takes " +
                     std::to_string(prompt.size()) + " tokens, the model holds " +
                     std::to_string(model_->config().max_position_embeddings));
-    gp.max_new_tokens = std::min(gp.max_new_tokens, room);
+    gp.max_new_tokens =
+        output_bound(source_tokens, static_cast<int>(prompt.size()), options.max_new_tokens);
 
     StreamingDecoder decoder(*tokenizer_);
     std::string raw;

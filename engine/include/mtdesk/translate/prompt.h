@@ -3,6 +3,7 @@
 // the published model cards of Hunyuan-MT-7B and HY-MT1.5. The result is the *user message*;
 // the chat template (tokenizer/chat_template.h) wraps it in the model's special tokens.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,14 @@ struct GlossaryEntry {
     std::string target;  ///< its required translation
 };
 
+/// A chat given as it is, in place of a translation prompt: what an OpenAI-compatible client
+/// sends to `mtdesk serve`. Both messages go into the model's chat template verbatim (encoded
+/// as plain text, so they cannot inject special tokens).
+struct ChatMessages {
+    std::string system;  ///< "" = none
+    std::string user;
+};
+
 /// What to translate and how.
 struct PromptRequest {
     std::string text;                     ///< the source segment
@@ -30,6 +39,11 @@ struct PromptRequest {
     std::vector<GlossaryEntry> glossary;  ///< terminology intervention (HY-MT1.5)
     std::string context;                  ///< preceding text for contextual translation (HY-MT1.5)
     bool formatted = false;               ///< text carries <sN>…</sN> format tags (HY-MT1.5)
+    /// When set, the prompt is this chat instead of build_translation_prompt() (source,
+    /// target, glossary and context do not enter it), `text` should hold chat->user (the output
+    /// bound is measured on it, see Translator::output_bound), and the job is never cut into
+    /// pieces.
+    std::optional<ChatMessages> chat;
 };
 
 /// Builds the user message.

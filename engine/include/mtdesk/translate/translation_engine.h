@@ -44,6 +44,18 @@ struct JobCallbacks {
     std::function<void(const JobOutcome& outcome)> on_done;
 };
 
+/// Figures of an engine whose requests go to remote servers.
+struct RemoteStatistics {
+    int servers = 0;            ///< configured
+    int servers_available = 0;  ///< not resting after a failure
+    /// Request sent → first generated text, over the most recent requests.
+    std::optional<double> latency_p50_ms, latency_p95_ms;
+    /// Generated tokens received per second from all servers together, over the last seconds.
+    std::optional<double> tokens_per_s;
+    uint64_t retried = 0;  ///< requests sent again to another server after a failure
+    uint64_t failed = 0;   ///< jobs that ended Failed
+};
+
 /// A snapshot for the live panel and `/health`. Optional figures are absent where the engine
 /// has no such thing (no VRAM on the CPU engine).
 struct EngineStatistics {
@@ -54,6 +66,11 @@ struct EngineStatistics {
     int running = 0;      ///< jobs being decoded now (the batch size)
     uint64_t finished = 0;
     uint64_t preempted = 0;  ///< sequences whose KV cache was taken back to make room
+    /// Time to first token (ms) and per-request decode tokens/s, p50 and p95 over the most
+    /// recent finished requests (LatencyWindow); absent until one finished.
+    std::optional<double> ttft_p50_ms, ttft_p95_ms, tokens_per_s_p50, tokens_per_s_p95;
+    /// Remote engines only: `running` counts the requests in flight on the servers.
+    std::optional<RemoteStatistics> remote;
 };
 
 class TranslationEngine {

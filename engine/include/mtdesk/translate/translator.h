@@ -62,9 +62,9 @@ class Translator {
     /// Hunyuan-MT's (top_k 20, top_p 0.6, repetition_penalty 1.05, temperature 0.7).
     SamplingParams recommended_sampling() const;
 
-    /// Token ids of the full prompt (chat template around the translation prompt). With
-    /// PromptStyle::HunyuanMT the glossary is left out of the prompt (Hunyuan-MT-7B was not
-    /// trained with terminology prompts).
+    /// Token ids of the full prompt (chat template around the translation prompt, or around
+    /// request.chat's messages when it is set). With PromptStyle::HunyuanMT the glossary is
+    /// left out of the prompt (Hunyuan-MT-7B was not trained with terminology prompts).
     std::vector<int32_t> encode_prompt(const PromptRequest& request) const;
 
     /// Translates one segment. A segment longer than source_budget() tokens is cut at sentence
@@ -91,11 +91,19 @@ class Translator {
                                 const TextCallback& on_text = {}, const LineCallback& on_line = {});
 
     /// Most source tokens translated in one prompt: what fits the model's positions with the
-    /// output bound (4 × source + 32), at most 1024.
+    /// output bound (4 × source + 32), at most 1024. A chat (request.chat) is never cut: the
+    /// largest int.
     int source_budget(const PromptRequest& request) const;
+
+    /// Most tokens generated for one prompt of `prompt_tokens` tokens whose source text has
+    /// `source_tokens`: `max_new_tokens`, at most 4 × source_tokens + 32 (garbled input cannot
+    /// make the model run away) and at most the model's positions left after the prompt. An
+    /// answer of exactly this many tokens ended for its length, a shorter one at a stop token.
+    int output_bound(int source_tokens, int prompt_tokens, int max_new_tokens) const;
 
     const Tokenizer& tokenizer() const noexcept { return *tokenizer_; }
     CausalLM& model() noexcept { return *model_; }
+    const CausalLM& model() const noexcept { return *model_; }
     PromptStyle style() const noexcept { return style_; }
     /// Whether a glossary goes into the prompt (HY-MT1.5's terminology intervention) or is only
     /// checked in the output. On by default; open_cpu() turns it off for models whose directory
