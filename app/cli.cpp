@@ -21,14 +21,19 @@ constexpr const char* kUsage =
     "  gui [--model DIR]    open the window\n"
     "  translate --to LANG [--from LANG] [--model DIR] [FILE...]\n"
     "                       translate stdin to stdout, or each FILE to FILE.<LANG>.<ext>\n"
+    "  translate --to LANG --server URL [--server URL2] [--api-key KEY] [FILE...]\n"
+    "                       the same through OpenAI-compatible servers (vLLM, SGLang, serve)\n"
     "  models inspect [DIR] architecture, parameters, tokenizer, tensors, memory per tier\n"
     "\n"
     "Without --model (or DIR), the bundled demo model is used: a small model for software\n"
     "interface text in 13 languages <-> English. Real translation needs Hunyuan-MT-7B or\n"
     "HY-MT1.5 (see the README).\n"
     "  languages            the 38 languages and their codes\n"
-    "  bench [--model DIR] [--tier T] [--batch 1,8,64]\n"
+    "  bench [--model DIR | --synthetic hy-mt-7b] [--tier T] [--batch 1,8,64]\n"
     "                       GPU engine throughput, latency and memory on a model\n"
+    "  serve [--model DIR] [--host 127.0.0.1] [--port 8080] [--api-key KEY]\n"
+    "                       OpenAI-compatible HTTP API: /v1/chat/completions, /v1/models,\n"
+    "                       /v1/translate, /health\n"
     "\n"
     "Run 'mtdesk <command> --help' for the options of a command.\n";
 
@@ -54,6 +59,7 @@ int run_cli(int argc, char** argv) {
         if (command == QLatin1String("models")) return cmd_models(args);
         if (command == QLatin1String("languages")) return cmd_languages(args);
         if (command == QLatin1String("bench")) return cmd_bench(args);
+        if (command == QLatin1String("serve")) return cmd_serve(args);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mtdesk: %s\n", e.what());
         return 1;

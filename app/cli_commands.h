@@ -11,5 +11,6 @@ int cmd_translate(const QStringList& args);
 int cmd_models(const QStringList& args);
 int cmd_languages(const QStringList& args);
 int cmd_bench(const QStringList& args);
+int cmd_serve(const QStringList& args);
 
 }  // namespace mtdesk::app

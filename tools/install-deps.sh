@@ -8,7 +8,7 @@ packages=(
     qt6-base-dev qt6-base-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
     qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
     libfmt-dev nlohmann-json3-dev libpcre2-dev libsentencepiece-dev libicu-dev libopenblas-dev libcld2-dev
-    libuchardet-dev libzip-dev libpugixml-dev libpoppler-qt6-dev
+    libuchardet-dev libzip-dev libpugixml-dev libpoppler-qt6-dev libcpp-httplib-dev libssl-dev
 )
 
 missing=()

@@ -1,0 +1,277 @@
+// mtdesk serve: the engine behind an OpenAI-compatible HTTP API (serve/http_server.h).
+
+#include <QCommandLineParser>
+#include <QDir>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cli_commands.h"
+#include "demo_model.h"
+#include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/error.h"
+#include "mtdesk/quant/tiers.h"
+#include "mtdesk/translate/translation_engine.h"
+#include "mtdesk/translate/translator.h"
+#include "serve/http_server.h"
+
+namespace mtdesk::app {
+namespace {
+
+/// The engine --device asks for, loaded: a GPU's batching engine, or the CPU engine ("auto":
+/// the first GPU when there is one, as `mtdesk translate` chooses).
+std::unique_ptr<TranslationEngine> open_engine(const QCommandLineParser& p,
+                                               const std::string& model_dir) {
+    QString device = p.value(QStringLiteral("device"));
+    const std::string where =
+        (p.isSet(QStringLiteral("device")) ? "--device " : "MTDESK_DEVICE=") + device.toStdString();
+    const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
+    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
+    bool ok = false;
+    const qlonglong kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&ok);
+    if (!ok || kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
+    const int max_batch = p.value(QStringLiteral("max-batch")).toInt(&ok);
+    if (!ok || max_batch < 1) throw Error("--max-batch needs a positive number");
+
+    std::optional<int> gpu;
+    if (device == QLatin1String("cuda")) {
+        gpu = 0;
+    } else if (device.startsWith(QLatin1String("cuda:"))) {
+        gpu = device.mid(5).toInt(&ok);
+        if (!ok || *gpu < 0) throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
+    } else if (device != QLatin1String("auto") && device != QLatin1String("cpu")) {
+        throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
+    }
+    if (device != QLatin1String("cpu")) {
+        const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
+        if (gpus.empty() && gpu) {
+#ifdef MTDESK_HAVE_CUDA
+            throw Error(where +
+                        ": no CUDA device found (no NVIDIA GPU, or its driver is not "
+                        "loaded); use --device cpu");
+#else
+            throw Error(where + ": this mtdesk was built without CUDA; use --device cpu");
+#endif
+        }
+        if (gpu && *gpu >= static_cast<int>(gpus.size()))
+            throw Error(where + ": there are " + std::to_string(gpus.size()) +
+                        " GPUs (cuda:0 .. cuda:" + std::to_string(gpus.size() - 1) + ")");
+        if (!gpus.empty()) {
+            cuda::CudaEngineOptions o;
+            o.device = gpu.value_or(0);
+            o.tier = *tier;
+            o.kv_tokens = kv_tokens;
+            o.max_batch = max_batch;
+            return cuda::make_cuda_engine(model_dir, o);
+        }
+    }
+    return make_cpu_engine(Translator::open_cpu(model_dir));
+}
+
+/// A whole number option within [min, max].
+long long number_option(const QCommandLineParser& p, const char* name, long long min,
+                        long long max) {
+    bool ok = false;
+    const long long v = p.value(QString::fromLatin1(name)).toLongLong(&ok);
+    if (!ok || v < min || v > max)
+        throw Error(std::string("--") + name + " must be a whole number from " +
+                    std::to_string(min) + " to " + std::to_string(max));
+    return v;
+}
+
+/// Stops the server on SIGINT / SIGTERM. Any thread may receive a process signal (libraries
+/// start threads of their own before main), so the handler only writes the signal's number to a
+/// pipe, and a thread of ours reads it and stops the server as ordinary code.
+class SignalWatcher {
+  public:
+    SignalWatcher() {
+        if (pipe2(pipe_, O_CLOEXEC) != 0) throw Error("cannot create a pipe for signals");
+        write_end = pipe_[1];
+        struct sigaction sa {};
+        sa.sa_handler = &SignalWatcher::on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int_);
+        sigaction(SIGTERM, &sa, &old_term_);
+        thread_ = std::thread([this] { run(); });
+    }
+    ~SignalWatcher() {
+        const char quit = 0;
+        [[maybe_unused]] const ssize_t n = write(pipe_[1], &quit, 1);
+        thread_.join();
+        sigaction(SIGINT, &old_int_, nullptr);
+        sigaction(SIGTERM, &old_term_, nullptr);
+        write_end = -1;
+        close(pipe_[0]);
+        close(pipe_[1]);
+    }
+    /// The server to stop from now on (null: a signal ends the process at once, e.g. while the
+    /// model loads).
+    void watch(serve::HttpServer* server) { server_ = server; }
+
+  private:
+    static void on_signal(int sig) {
+        const char c = static_cast<char>(sig);
+        [[maybe_unused]] const ssize_t n = write(write_end, &c, 1);  // async-signal-safe
+    }
+
+    void run() {
+        for (;;) {
+            char sig = 0;
+            const ssize_t n = read(pipe_[0], &sig, 1);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0 || sig == 0) return;
+            serve::HttpServer* server = server_;
+            if (!server) {
+                std::fprintf(stderr, "mtdesk serve: interrupted\n");
+                std::_Exit(128 + sig);
+            }
+            std::fprintf(stderr, "mtdesk serve: %s: stopping\n",
+                         sig == SIGINT ? "SIGINT" : "SIGTERM");
+            server->stop();
+        }
+    }
+
+    static inline volatile sig_atomic_t write_end = -1;
+    int pipe_[2] = {-1, -1};
+    struct sigaction old_int_ {
+    }, old_term_{};
+    std::atomic<serve::HttpServer*> server_{nullptr};
+    std::thread thread_;
+};
+
+}  // namespace
+
+int cmd_serve(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Serves a model over HTTP with an OpenAI-compatible API: GET /v1/models, POST "
+        "/v1/chat/completions (streamed with \"stream\": true), POST /v1/translate (text, "
+        "source, target, glossary) and GET /health. Every request is a job of one engine, so "
+        "concurrent clients are batched together on a GPU. Listens on 127.0.0.1 unless --host "
+        "says otherwise, which needs --api-key. Prints \"listening on http://HOST:PORT\" on "
+        "stdout once it answers; SIGINT or SIGTERM stop it."));
+    p.addHelpOption();
+    const QString env_device = qEnvironmentVariable("MTDESK_DEVICE");
+    p.addOptions({
+        {{QStringLiteral("m"), QStringLiteral("model")},
+         QStringLiteral("Model directory (default: the bundled demo model)."),
+         QStringLiteral("DIR")},
+        {QStringLiteral("served-model-name"),
+         QStringLiteral("The model's id in the API (default: the model directory's name)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("device"),
+         QStringLiteral("auto, cpu or cuda[:N] (default: $MTDESK_DEVICE, else auto: the first "
+                        "GPU when there is one)."),
+         QStringLiteral("DEVICE"), env_device.isEmpty() ? QStringLiteral("auto") : env_device},
+        {QStringLiteral("tier"), QStringLiteral("GPU precision tier: bf16, fp16, int8 or int4."),
+         QStringLiteral("TIER"), QStringLiteral("bf16")},
+        {QStringLiteral("kv-tokens"),
+         QStringLiteral("GPU KV cache budget, in positions over all sequences."),
+         QStringLiteral("N"), QStringLiteral("16384")},
+        {QStringLiteral("max-batch"), QStringLiteral("GPU: most sequences decoded at once."),
+         QStringLiteral("N"), QStringLiteral("64")},
+        {QStringLiteral("host"),
+         QStringLiteral("Address to listen on; other than loopback only with --api-key."),
+         QStringLiteral("HOST"), QStringLiteral("127.0.0.1")},
+        {QStringLiteral("port"), QStringLiteral("Port (0: any free one)."), QStringLiteral("PORT"),
+         QStringLiteral("8080")},
+        {QStringLiteral("api-key"),
+         QStringLiteral("Key clients must send as 'Authorization: Bearer KEY' on /v1/ routes "
+                        "(default: $MTDESK_API_KEY)."),
+         QStringLiteral("KEY")},
+        {QStringLiteral("max-body-bytes"), QStringLiteral("Largest request body accepted."),
+         QStringLiteral("N"), QStringLiteral("1048576")},
+        {QStringLiteral("max-prompt-tokens"),
+         QStringLiteral("Longest prompt accepted, in tokens (0: the model's context less one)."),
+         QStringLiteral("N"), QStringLiteral("0")},
+        {QStringLiteral("max-tokens"),
+         QStringLiteral("Most tokens one answer may ask for (and the bound when a request "
+                        "gives none)."),
+         QStringLiteral("N"), QStringLiteral("1024")},
+        {QStringLiteral("threads"),
+         QStringLiteral("Requests answered at once (0: from the engine's batch)."),
+         QStringLiteral("N"), QStringLiteral("0")},
+        {QStringLiteral("quiet"), QStringLiteral("No line per request on stderr.")},
+    });
+    if (!p.parse(args)) {
+        std::fprintf(stderr, "mtdesk serve: %s\n", qPrintable(p.errorText()));
+        return 2;
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(p.helpText()), stdout);
+        return 0;
+    }
+    if (!p.positionalArguments().isEmpty()) {
+        std::fputs("mtdesk serve: takes no arguments besides options (see --help)\n", stderr);
+        return 2;
+    }
+
+    serve::ServerOptions o;
+    o.host = p.value(QStringLiteral("host")).toStdString();
+    o.port = static_cast<int>(number_option(p, "port", 0, 65535));
+    o.api_key = p.isSet(QStringLiteral("api-key"))
+                    ? p.value(QStringLiteral("api-key")).toStdString()
+                    : qEnvironmentVariable("MTDESK_API_KEY").toStdString();
+    o.max_body_bytes = static_cast<std::size_t>(number_option(p, "max-body-bytes", 1, 1ll << 32));
+    o.limits.max_prompt_tokens =
+        static_cast<int>(number_option(p, "max-prompt-tokens", 0, 1 << 30));
+    o.limits.max_tokens = static_cast<int>(number_option(p, "max-tokens", 1, 1 << 30));
+    o.threads = static_cast<int>(number_option(p, "threads", 0, 4096));
+    o.log_requests = !p.isSet(QStringLiteral("quiet"));
+    if (!serve::is_loopback_host(o.host) && o.api_key.empty()) {
+        std::fprintf(stderr,
+                     "mtdesk serve: refusing to listen on %s without an API key: anyone who "
+                     "can reach it could use this machine's model. Give --api-key KEY (or set "
+                     "MTDESK_API_KEY), or listen on 127.0.0.1.\n",
+                     o.host.c_str());
+        return 2;
+    }
+
+    const std::string model_dir = p.isSet(QStringLiteral("model"))
+                                      ? p.value(QStringLiteral("model")).toStdString()
+                                      : app::default_model_dir();
+    o.model_name =
+        p.isSet(QStringLiteral("served-model-name"))
+            ? p.value(QStringLiteral("served-model-name")).toStdString()
+            : QDir(QDir::cleanPath(QDir(QString::fromStdString(model_dir)).absolutePath()))
+                  .dirName()
+                  .toStdString();
+
+    // A write to a client that has gone must fail with EPIPE, not end the server.
+    signal(SIGPIPE, SIG_IGN);
+    SignalWatcher stop_on_signal;
+    std::unique_ptr<TranslationEngine> engine = open_engine(p, model_dir);
+    serve::HttpServer server(*engine, o);
+    const int port = server.bind();
+    stop_on_signal.watch(&server);
+
+    const EngineStatistics stats = engine->statistics();
+    const bool v6 = o.host.find(':') != std::string::npos && o.host.front() != '[';
+    std::fprintf(stderr, "mtdesk serve: model %s (%s) on %s, %s\n", o.model_name.c_str(),
+                 model_dir.c_str(), stats.device.c_str(), stats.tier.c_str());
+    if (!serve::is_loopback_host(o.host))
+        std::fprintf(stderr,
+                     "mtdesk serve: note: plain HTTP; the API key and the texts cross the "
+                     "network unencrypted unless a TLS proxy is in front\n");
+    std::printf("listening on http://%s%s%s:%d\n", v6 ? "[" : "", o.host.c_str(), v6 ? "]" : "",
+                port);
+    std::fflush(stdout);
+    server.serve();
+    stop_on_signal.watch(nullptr);
+    std::fprintf(stderr, "mtdesk serve: stopped\n");
+    return 0;
+}
+
+}  // namespace mtdesk::app
