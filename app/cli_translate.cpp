@@ -18,6 +18,7 @@
 #include <string>
 
 #include "cli_commands.h"
+#include "cli_translate_remote.h"
 #include "demo_model.h"
 #include "documents/document.h"
 #include "documents/placeholders.h"
@@ -152,6 +153,8 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
         (p.isSet(QStringLiteral("device")) ? "--device " : "MTDESK_DEVICE=") + device.toStdString();
     const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
     if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
+    const auto kv_cache = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
+    if (!kv_cache) throw Error("--kv-cache must be 16bit or int8");
     if (device == QLatin1String("cpu")) return nullptr;
     int index = 0;
     if (device.startsWith(QLatin1String("cuda"))) {
@@ -181,6 +184,7 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
     cuda::CudaEngineOptions o;
     o.device = index;
     o.tier = *tier;
+    o.kv_cache = *kv_cache;
     bool ok = false;
     o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&ok);
     if (!ok || o.kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
@@ -268,11 +272,16 @@ int cmd_translate(const QStringList& args) {
         {QStringLiteral("kv-tokens"),
          QStringLiteral("GPU KV cache budget, in positions over all sequences."),
          QStringLiteral("N"), QStringLiteral("16384")},
+        {QStringLiteral("kv-cache"),
+         QStringLiteral("GPU KV cache type: 16bit, or int8 (half the memory per position, so "
+                        "about twice the positions in the same budget of memory)."),
+         QStringLiteral("TYPE"), QStringLiteral("16bit")},
         {QStringLiteral("no-casing-guard"),
          QStringLiteral("Keep the model's casing of brand names and acronyms. By default words "
                         "of the source such as iPhone, GitHub, macOS, NASA keep their exact "
                         "casing in the translation.")},
     });
+    p.addOptions(remote_translate_options());
     if (!p.parse(args)) {
         std::fprintf(stderr, "mtdesk translate: %s\n", qPrintable(p.errorText()));
         return 2;
@@ -285,7 +294,9 @@ int cmd_translate(const QStringList& args) {
         std::fputs("mtdesk translate: --to LANG is required\n", stderr);
         return 2;
     }
-    const std::string model_dir = model_option(p);
+    // --server: the servers' model translates, none is opened here.
+    const bool remote = p.isSet(QStringLiteral("server"));
+    const std::string model_dir = remote ? std::string() : model_option(p);
 
     PromptRequest request;
     request.target = language_option(p, QStringLiteral("to"));
@@ -311,12 +322,14 @@ int cmd_translate(const QStringList& args) {
         else
             throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
     }
-    warn_untrained_pair(model_dir, request.source, *request.target);
-    std::unique_ptr<TranslationEngine> gpu = open_gpu_engine(p, model_dir, style);
+    if (!remote) warn_untrained_pair(model_dir, request.source, *request.target);
+    std::unique_ptr<TranslationEngine> gpu =
+        remote ? nullptr : open_gpu_engine(p, model_dir, style);
     std::unique_ptr<Translator> cpu;
-    if (!gpu) cpu = Translator::open_cpu(model_dir, style);
+    if (!gpu && !remote) cpu = Translator::open_cpu(model_dir, style);
     const Translator* translator = gpu ? gpu->translator() : cpu.get();
-    const bool formatted_prompt = use_formatted_prompt(p, model_dir, translator->style());
+    const bool formatted_prompt =
+        translator && use_formatted_prompt(p, model_dir, translator->style());
     // One segment, on whichever engine is open.
     auto translate_one = [&](const PromptRequest& r, const TranslateOptions& o) {
         if (!gpu) return cpu->translate(r, o);
@@ -331,8 +344,11 @@ int cmd_translate(const QStringList& args) {
     };
 
     TranslateOptions options;
-    options.sampling = p.isSet(QStringLiteral("greedy")) ? SamplingParams::greedy_decoding()
-                                                         : translator->recommended_sampling();
+    // Servers: the published recommendation of Hunyuan-MT and HY-MT1.5 (their
+    // generation_config.json is not at hand here).
+    options.sampling =
+        translator ? translator->recommended_sampling() : SamplingParams::hunyuan_mt();
+    if (p.isSet(QStringLiteral("greedy"))) options.sampling = SamplingParams::greedy_decoding();
     auto number = [&](const char* name, auto& field) {
         const QString key = QString::fromLatin1(name);
         if (!p.isSet(key)) return;
@@ -357,6 +373,7 @@ int cmd_translate(const QStringList& args) {
     if (!(sp.repetition_penalty > 0)) throw Error("--repetition-penalty must be > 0 (1 = off)");
     if (options.max_new_tokens < 1) throw Error("--max-tokens must be at least 1");
     options.casing_guard = !p.isSet(QStringLiteral("no-casing-guard"));
+    if (remote) return translate_through_servers(p, request, glossary, options, style);
 
     const QStringList files = p.positionalArguments();
     if (files.isEmpty() && gpu) {

@@ -143,6 +143,56 @@
         <source>Words of the source such as iPhone, GitHub, macOS or NASA keep their exact casing where they appear in the translation.</source>
         <translation>Words of the source such as iPhone, GitHub, macOS or NASA keep their exact casing where they appear in the translation.</translation>
     </message>
+    <message>
+        <source>Translate with</source>
+        <translation>Translate with</translation>
+    </message>
+    <message>
+        <source>This computer (GPU / CPU)</source>
+        <translation>This computer (GPU / CPU)</translation>
+    </message>
+    <message>
+        <source>Servers</source>
+        <translation>Servers</translation>
+    </message>
+    <message>
+        <source>OpenAI-compatible servers (vLLM, SGLang, TensorRT-LLM, mtdesk serve) translate instead of this computer.</source>
+        <translation>OpenAI-compatible servers (vLLM, SGLang, TensorRT-LLM, mtdesk serve) translate instead of this computer.</translation>
+    </message>
+    <message>
+        <source>URLs (one per line):</source>
+        <translation>URLs (one per line):</translation>
+    </message>
+    <message>
+        <source>http://gpu1:8000
+http://gpu2:8000</source>
+        <translation>http://gpu1:8000
+http://gpu2:8000</translation>
+    </message>
+    <message>
+        <source>Model name:</source>
+        <translation>Model name:</translation>
+    </message>
+    <message>
+        <source>The first model the servers list</source>
+        <translation>The first model the servers list</translation>
+    </message>
+    <message>
+        <source>API key:</source>
+        <translation>API key:</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>None</translation>
+    </message>
+    <message>
+        <source>Requests in flight per server:</source>
+        <translation>Requests in flight per server:</translation>
+    </message>
+    <message>
+        <source>Test connection</source>
+        <translation>Test connection</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::app::JobQueue</name>
@@ -465,6 +515,48 @@
         <source>tok/s</source>
         <translation>tok/s</translation>
     </message>
+    <message>
+        <source>Servers</source>
+        <translation>Servers</translation>
+    </message>
+    <message>
+        <source>Latency</source>
+        <translation>Latency</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>Throughput</translation>
+    </message>
+    <message>
+        <source>In flight</source>
+        <translation>In flight</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n request(s)</source>
+        <translation>
+            <numerusform>%n request</numerusform>
+            <numerusform>%n requests</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 of %2 answering</source>
+        <translation>%1 of %2 answering</translation>
+    </message>
+    <message numerus="yes">
+        <source> · %n retried</source>
+        <translation>
+            <numerusform> · %n retried</numerusform>
+            <numerusform> · %n retried</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>p50 %1 · p95 %2 ms</source>
+        <translation>p50 %1 · p95 %2 ms</translation>
+    </message>
+    <message>
+        <source>%1 tok/s</source>
+        <translation>%1 tok/s</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::MainWindow</name>
@@ -662,6 +754,18 @@
         <source>Glossary terms not in the translation: %1</source>
         <translation>Glossary terms not in the translation: %1</translation>
     </message>
+    <message>
+        <source>Connecting to the servers…</source>
+        <translation>Connecting to the servers…</translation>
+    </message>
+    <message>
+        <source>The servers cannot be used</source>
+        <translation>The servers cannot be used</translation>
+    </message>
+    <message>
+        <source>The servers cannot be used: %1</source>
+        <translation>The servers cannot be used: %1</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -787,6 +891,25 @@
         <source>Export the glossary</source>
         <translation>Export the glossary</translation>
     </message>
+    <message>
+        <source>Enter at least one server URL.</source>
+        <translation>Enter at least one server URL.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Asking %n server(s)…</source>
+        <translation>
+            <numerusform>Asking %n server…</numerusform>
+            <numerusform>Asking %n servers…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: %2 ms, models: %3</source>
+        <translation>%1: %2 ms, models: %3</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -809,6 +932,18 @@
     <message>
         <source>The GPU engine could not load the model (%1); using the CPU instead.</source>
         <translation>The GPU engine could not load the model (%1); using the CPU instead.</translation>
+    </message>
+    <message>
+        <source>No server given.</source>
+        <translation>No server given.</translation>
+    </message>
+    <message>
+        <source>No server lists a model (%1).</source>
+        <translation>No server lists a model (%1).</translation>
+    </message>
+    <message>
+        <source>Connecting to the servers</source>
+        <translation>Connecting to the servers</translation>
     </message>
 </context>
 </TS>

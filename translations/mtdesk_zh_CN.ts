@@ -143,6 +143,56 @@
         <source>Words of the source such as iPhone, GitHub, macOS or NASA keep their exact casing where they appear in the translation.</source>
         <translation>原文中的 iPhone、GitHub、macOS、NASA 等词出现在译文中时保持原样的大小写。</translation>
     </message>
+    <message>
+        <source>Translate with</source>
+        <translation>翻译方式</translation>
+    </message>
+    <message>
+        <source>This computer (GPU / CPU)</source>
+        <translation>本机（GPU / CPU）</translation>
+    </message>
+    <message>
+        <source>Servers</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>OpenAI-compatible servers (vLLM, SGLang, TensorRT-LLM, mtdesk serve) translate instead of this computer.</source>
+        <translation>由兼容 OpenAI 接口的服务器（vLLM、SGLang、TensorRT-LLM、mtdesk serve）代替本机进行翻译。</translation>
+    </message>
+    <message>
+        <source>URLs (one per line):</source>
+        <translation>地址（每行一个）：</translation>
+    </message>
+    <message>
+        <source>http://gpu1:8000
+http://gpu2:8000</source>
+        <translation>http://gpu1:8000
+http://gpu2:8000</translation>
+    </message>
+    <message>
+        <source>Model name:</source>
+        <translation>模型名称：</translation>
+    </message>
+    <message>
+        <source>The first model the servers list</source>
+        <translation>服务器列出的第一个模型</translation>
+    </message>
+    <message>
+        <source>API key:</source>
+        <translation>API 密钥：</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Requests in flight per server:</source>
+        <translation>每台服务器的并发请求数：</translation>
+    </message>
+    <message>
+        <source>Test connection</source>
+        <translation>测试连接</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::app::JobQueue</name>
@@ -463,6 +513,46 @@
         <source>tok/s</source>
         <translation>词元/秒</translation>
     </message>
+    <message>
+        <source>Servers</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>Latency</source>
+        <translation>延迟</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>In flight</source>
+        <translation>进行中</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n request(s)</source>
+        <translation>
+            <numerusform>%n 个请求</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 of %2 answering</source>
+        <translation>%2 台中 %1 台可用</translation>
+    </message>
+    <message numerus="yes">
+        <source> · %n retried</source>
+        <translation>
+            <numerusform> · 重试 %n 次</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>p50 %1 · p95 %2 ms</source>
+        <translation>p50 %1 · p95 %2 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 tok/s</source>
+        <translation>%1 词元/秒</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::MainWindow</name>
@@ -658,6 +748,18 @@
         <source>Glossary terms not in the translation: %1</source>
         <translation>译文中缺少的术语：%1</translation>
     </message>
+    <message>
+        <source>Connecting to the servers…</source>
+        <translation>正在连接服务器…</translation>
+    </message>
+    <message>
+        <source>The servers cannot be used</source>
+        <translation>无法使用服务器</translation>
+    </message>
+    <message>
+        <source>The servers cannot be used: %1</source>
+        <translation>无法使用服务器：%1</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -781,6 +883,24 @@
         <source>Export the glossary</source>
         <translation>导出术语表</translation>
     </message>
+    <message>
+        <source>Enter at least one server URL.</source>
+        <translation>请至少输入一个服务器地址。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Asking %n server(s)…</source>
+        <translation>
+            <numerusform>正在询问 %n 台服务器…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1: %2 ms, models: %3</source>
+        <translation>%1：%2 毫秒，模型：%3</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -803,6 +923,18 @@
     <message>
         <source>The GPU engine could not load the model (%1); using the CPU instead.</source>
         <translation>GPU 引擎无法加载模型（%1）；改用 CPU。</translation>
+    </message>
+    <message>
+        <source>No server given.</source>
+        <translation>未指定服务器。</translation>
+    </message>
+    <message>
+        <source>No server lists a model (%1).</source>
+        <translation>没有服务器列出模型（%1）。</translation>
+    </message>
+    <message>
+        <source>Connecting to the servers</source>
+        <translation>正在连接服务器</translation>
     </message>
 </context>
 </TS>

@@ -56,13 +56,23 @@ LivePanel::LivePanel(TranslationController* controller, QWidget* parent)
     batch_ = value();
     ttft_ = value();
     tps_ = value();
+    servers_ = value();
+    latency_ = value();
+    throughput_ = value();
     vramLabel_ = new QLabel(tr("VRAM"), this);
+    batchLabel_ = new QLabel(tr("Batch"), this);
+    serversLabel_ = new QLabel(tr("Servers"), this);
+    latencyLabel_ = new QLabel(tr("Latency"), this);
+    throughputLabel_ = new QLabel(tr("Throughput"), this);
     form->addRow(tr("Device"), device_);
     form->addRow(tr("Precision"), tier_);
     form->addRow(tr("RAM"), memory_);
     form->addRow(vramLabel_, vram_);
     form->addRow(tr("Queue"), queue_);
-    form->addRow(tr("Batch"), batch_);
+    form->addRow(batchLabel_, batch_);
+    form->addRow(serversLabel_, servers_);
+    form->addRow(latencyLabel_, latency_);
+    form->addRow(throughputLabel_, throughput_);
     form->addRow(tr("First token"), ttft_);
     form->addRow(tr("Tokens/s"), tps_);
 
@@ -152,7 +162,24 @@ void LivePanel::showStats(const EngineStats& s) {
         vram_->setText(text);
     }
     queue_->setText(tr("%n waiting", nullptr, s.queue_depth));
-    batch_->setText(tr("%n decoding", nullptr, s.batch_size));
+    // Remote: the requests in flight on the servers, the servers answering, and the figures of
+    // every request (document segments too) as the servers deliver them.
+    const bool remote = s.remote.has_value();
+    batchLabel_->setText(remote ? tr("In flight") : tr("Batch"));
+    batch_->setText(remote ? tr("%n request(s)", nullptr, s.batch_size)
+                           : tr("%n decoding", nullptr, s.batch_size));
+    for (QLabel* l :
+         {serversLabel_, servers_, latencyLabel_, latency_, throughputLabel_, throughput_})
+        l->setVisible(remote);
+    if (remote) {
+        const RemoteStatistics& r = *s.remote;
+        QString servers = tr("%1 of %2 answering").arg(r.servers_available).arg(r.servers);
+        if (r.retried > 0) servers += tr(" · %n retried", nullptr, static_cast<int>(r.retried));
+        servers_->setText(servers);
+        latency_->setText(
+            tr("p50 %1 · p95 %2 ms").arg(figure(r.latency_p50_ms, 0), figure(r.latency_p95_ms, 0)));
+        throughput_->setText(tr("%1 tok/s").arg(figure(r.tokens_per_s, 1)));
+    }
     ttft_->setText(percentiles_text(s.ttft_ms, 0, tr("ms")));
     tps_->setText(percentiles_text(s.tokens_per_s, 1, tr("tok/s")));
     fillChart(ttftChart_, s.ttft_history);
@@ -172,7 +199,28 @@ QString LivePanel::rowText(const QString& row) const {
     if (row == QLatin1String("batch")) return batch_->text();
     if (row == QLatin1String("ttft")) return ttft_->text();
     if (row == QLatin1String("tps")) return tps_->text();
+    if (row == QLatin1String("servers")) return servers_->text();
+    if (row == QLatin1String("latency")) return latency_->text();
+    if (row == QLatin1String("throughput")) return throughput_->text();
     return {};
+}
+
+QString LivePanel::rowCaption(const QString& row) const {
+    if (row == QLatin1String("batch")) return batchLabel_->text();
+    if (row == QLatin1String("servers")) return serversLabel_->text();
+    if (row == QLatin1String("latency")) return latencyLabel_->text();
+    if (row == QLatin1String("throughput")) return throughputLabel_->text();
+    if (row == QLatin1String("vram")) return vramLabel_->text();
+    return {};
+}
+
+bool LivePanel::rowVisible(const QString& row) const {
+    // Hidden explicitly, whether or not the panel itself is on screen.
+    if (row == QLatin1String("servers")) return !servers_->isHidden();
+    if (row == QLatin1String("latency")) return !latency_->isHidden();
+    if (row == QLatin1String("throughput")) return !throughput_->isHidden();
+    if (row == QLatin1String("vram")) return !vram_->isHidden();
+    return true;
 }
 
 void LivePanel::showEvent(QShowEvent* event) {

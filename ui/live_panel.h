@@ -1,7 +1,9 @@
 #pragma once
 // The live panel: device, memory, precision tier, queue depth, batch size, time to first token
 // and tokens/s (last, p50, p95) with two small history charts, refreshed a few times a second
-// from TranslationController::stats(). VRAM rows appear when the engine reports VRAM.
+// from TranslationController::stats(). VRAM rows appear when the engine reports VRAM; with the
+// remote engine the batch row counts the requests in flight, and rows for the servers, their
+// latency and their tokens/s appear.
 
 #include <QWidget>
 
@@ -31,8 +33,12 @@ class LivePanel : public QWidget {
     void refresh();
 
     /// Text shown in a row, for tests: "device", "tier", "memory", "queue", "batch", "ttft",
-    /// "tps".
+    /// "tps"; with the remote engine also "servers", "latency", "throughput".
     QString rowText(const QString& row) const;
+    /// The caption of a row ("batch": "Batch", or "In flight" for the remote engine).
+    QString rowCaption(const QString& row) const;
+    /// Whether a row is shown.
+    bool rowVisible(const QString& row) const;
 
   protected:
     void showEvent(QShowEvent* event) override;
@@ -56,7 +62,14 @@ class LivePanel : public QWidget {
     QLabel* vramLabel_;
     QLabel* vram_;
     QLabel* queue_;
+    QLabel* batchLabel_;
     QLabel* batch_;
+    QLabel* serversLabel_;
+    QLabel* servers_;
+    QLabel* latencyLabel_;
+    QLabel* latency_;
+    QLabel* throughputLabel_;
+    QLabel* throughput_;
     QLabel* ttft_;
     QLabel* tps_;
     History ttftChart_;

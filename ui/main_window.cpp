@@ -274,6 +274,11 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::loadConfiguredModel() {
+    if (settings_.engineMode() == Settings::EngineMode::Servers) {
+        modelBar_->hide();
+        controller_.useServers(settings_.remoteChoice());
+        return;
+    }
     const QString dir = settings_.effectiveModelDirectory();
     if (dir.isEmpty()) {
         showModelBar(
@@ -478,11 +483,19 @@ void MainWindow::showSettings() {
     const QStringList engine_before = {settings_.device(), settings_.tier(),
                                        QString::number(settings_.contextTokens()),
                                        QString::number(settings_.maxBatch())};
+    const bool servers_before = settings_.engineMode() == Settings::EngineMode::Servers;
+    const RemoteChoice remote_before = settings_.remoteChoice();
     SettingsDialog dialog(settings_, this);
     if (dialog.exec() != QDialog::Accepted) return;
     applySettings();
     const QString after = settings_.effectiveModelDirectory();
-    if (after.isEmpty()) {
+    const bool servers = settings_.engineMode() == Settings::EngineMode::Servers;
+    if (servers || servers_before) {
+        // To, from or between servers: a new engine unless nothing about it changed.
+        if (servers != servers_before || !servers || remote_before != settings_.remoteChoice() ||
+            controller_.state() != TranslationController::State::Ready)
+            loadConfiguredModel();
+    } else if (after.isEmpty()) {
         loadConfiguredModel();
     } else if (after != before || controller_.state() != TranslationController::State::Ready ||
                engine_before != QStringList{settings_.device(), settings_.tier(),
@@ -499,9 +512,13 @@ void MainWindow::onStateChanged() {
     modelLabel_->setText(name.isEmpty() ? QString() : tr("Model: %1").arg(name));
     modelLabel_->setToolTip(controller_.modelDirectory());
     progress_->setVisible(s == State::Loading);
+    const bool remote = controller_.remote();
     if (s == State::Loading) {
         progress_->setRange(0, 0);
-        stateLabel_->setText(tr("Loading the model…"));
+        stateLabel_->setText(remote ? tr("Connecting to the servers…") : tr("Loading the model…"));
+    } else if (s == State::Failed && remote) {
+        stateLabel_->setText(tr("The servers cannot be used"));
+        showModelBar(tr("The servers cannot be used: %1").arg(controller_.lastError()));
     } else if (s == State::Failed) {
         stateLabel_->setText(tr("The model could not be loaded"));
         showModelBar(tr("The model could not be loaded: %1").arg(controller_.lastError()));

@@ -13,6 +13,11 @@ const QString kTier = QStringLiteral("model/tier");
 const QString kDevice = QStringLiteral("model/device");
 const QString kContext = QStringLiteral("model/contextTokens");
 const QString kBatch = QStringLiteral("model/maxBatch");
+const QString kEngineMode = QStringLiteral("engine/mode");
+const QString kServers = QStringLiteral("remote/servers");
+const QString kRemoteModel = QStringLiteral("remote/model");
+const QString kApiKey = QStringLiteral("remote/apiKey");
+const QString kConcurrency = QStringLiteral("remote/concurrency");
 const QString kMode = QStringLiteral("sampling/mode");
 const QString kTemperature = QStringLiteral("sampling/temperature");
 const QString kTopK = QStringLiteral("sampling/topK");
@@ -180,6 +185,42 @@ int Settings::maxBatch() const {
 }
 void Settings::setMaxBatch(int batch) {
     set(kBatch, batch);
+}
+
+Settings::EngineMode Settings::engineMode() const {
+    return settings_.value(kEngineMode).toString() == QLatin1String("servers") ? EngineMode::Servers
+                                                                               : EngineMode::Local;
+}
+void Settings::setEngineMode(EngineMode mode) {
+    set(kEngineMode,
+        mode == EngineMode::Servers ? QStringLiteral("servers") : QStringLiteral("local"));
+}
+QStringList Settings::serverUrls() const {
+    return settings_.value(kServers).toStringList();
+}
+void Settings::setServerUrls(const QStringList& urls) {
+    set(kServers, urls);
+}
+QString Settings::remoteModel() const {
+    return settings_.value(kRemoteModel).toString();
+}
+void Settings::setRemoteModel(const QString& model) {
+    set(kRemoteModel, model);
+}
+QString Settings::apiKey() const {
+    return settings_.value(kApiKey).toString();
+}
+void Settings::setApiKey(const QString& key) {
+    set(kApiKey, key);
+}
+int Settings::remoteConcurrency() const {
+    return settings_.value(kConcurrency, 4).toInt();
+}
+void Settings::setRemoteConcurrency(int n) {
+    set(kConcurrency, n);
+}
+RemoteChoice Settings::remoteChoice() const {
+    return {serverUrls(), remoteModel(), apiKey(), remoteConcurrency()};
 }
 
 QString Settings::uiLanguage() const {

@@ -55,6 +55,27 @@ class Settings : public QObject {
     int maxBatch() const;
     void setMaxBatch(int batch);
 
+    /// Where translations are made: on this computer (the model directory, device and tier
+    /// above) or by remote servers (the remote* settings).
+    enum class EngineMode { Local, Servers };
+    EngineMode engineMode() const;
+    void setEngineMode(EngineMode mode);
+    /// The servers' base URLs, in order.
+    QStringList serverUrls() const;
+    void setServerUrls(const QStringList& urls);
+    /// The served model's name ("" = the first model the servers list).
+    QString remoteModel() const;
+    void setRemoteModel(const QString& model);
+    /// The servers' API key ("" = none). Stored like the other settings, in the user's
+    /// configuration file.
+    QString apiKey() const;
+    void setApiKey(const QString& key);
+    /// Requests in flight per server (default 4).
+    int remoteConcurrency() const;
+    void setRemoteConcurrency(int n);
+    /// The servers, their model, key and concurrency, for the controller.
+    RemoteChoice remoteChoice() const;
+
     /// UI language: "" follows the system locale, otherwise "en" or "zh_CN".
     QString uiLanguage() const;
     void setUiLanguage(const QString& language);

@@ -1,5 +1,6 @@
 #include "settings_dialog.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -7,9 +8,11 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLocale>
+#include <QPointer>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QShowEvent>
+#include <QThreadPool>
 
 #include <algorithm>
 #include <exception>
@@ -23,6 +26,8 @@
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
 #include "mtdesk/tokenizer/tokenizer.h"
+#include "remote/connection_test.h"
+#include "remote/server_url.h"
 #include "settings.h"
 #include "ui_settings_dialog.h"
 
@@ -70,6 +75,9 @@ ModelCheck check_model_directory(const QString& dir) {
 SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
     : QDialog(parent), ui_(std::make_unique<::Ui::SettingsDialog>()), settings_(settings) {
     ui_->setupUi(this);
+    // The .ui file has no connections: OK and Cancel are wired here.
+    connect(ui_->buttonBox, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
+    connect(ui_->buttonBox, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
     ui_->modelDirEdit->setText(settings.modelDirectory());
     connect(ui_->browseButton, &QPushButton::clicked, this, &SettingsDialog::browse);
@@ -160,7 +168,105 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
     });
     ui_->casingGuardCheck->setChecked(settings.casingGuard());
 
+    const bool servers = settings.engineMode() == Settings::EngineMode::Servers;
+    (servers ? ui_->serversRadio : ui_->localRadio)->setChecked(true);
+    ui_->serversEdit->setPlainText(settings.serverUrls().join(QLatin1Char('\n')));
+    ui_->remoteModelEdit->setText(settings.remoteModel());
+    ui_->apiKeyEdit->setText(settings.apiKey());
+    ui_->concurrencySpin->setValue(settings.remoteConcurrency());
+    connect(ui_->serversRadio, &QRadioButton::toggled, this, &SettingsDialog::updateEngineMode);
+    connect(ui_->testConnectionButton, &QPushButton::clicked, this,
+            &SettingsDialog::testConnection);
+    updateEngineMode();
+
     validate();
+}
+
+void SettingsDialog::setEngineMode(bool servers) {
+    (servers ? ui_->serversRadio : ui_->localRadio)->setChecked(true);
+}
+
+bool SettingsDialog::serversChosen() const {
+    return ui_->serversRadio->isChecked();
+}
+
+void SettingsDialog::updateEngineMode() {
+    // Only what applies is shown: the model and device, or the servers.
+    const bool servers = serversChosen();
+    ui_->serversGroup->setVisible(servers);
+    ui_->modelGroup->setVisible(!servers);
+    ui_->precisionGroup->setVisible(!servers);
+    if (QPushButton* ok = ui_->buttonBox->button(QDialogButtonBox::Ok))
+        ok->setEnabled(valid_ || servers);
+}
+
+QStringList SettingsDialog::serverUrls() const {
+    QStringList urls;
+    for (const QString& line : ui_->serversEdit->toPlainText().split(QLatin1Char('\n')))
+        if (!line.trimmed().isEmpty()) urls << line.trimmed();
+    return urls;
+}
+
+void SettingsDialog::showConnectionMessage(const QString& text, bool error) {
+    QPalette pal = palette();
+    if (error) pal.setColor(QPalette::WindowText, QColor(0xc0, 0x1c, 0x28));
+    ui_->connectionLabel->setPalette(pal);
+    ui_->connectionLabel->setText(text);
+}
+
+QString SettingsDialog::connectionReport() const {
+    return ui_->connectionLabel->text();
+}
+
+void SettingsDialog::testConnection() {
+    const QStringList urls = serverUrls();
+    if (urls.isEmpty()) {
+        showConnectionMessage(tr("Enter at least one server URL."), true);
+        return;
+    }
+    std::vector<std::string> list;
+    for (const QString& u : urls)
+        list.push_back(u.toStdString());
+    remote::HttpSettings http;
+    http.api_key = ui_->apiKeyEdit->text().trimmed().toStdString();
+    http.read_timeout = std::chrono::seconds(10);  // a model list comes at once or not at all
+    const quint64 number = ++testNumber_;
+    ++testing_;
+    ui_->testConnectionButton->setEnabled(false);
+    showConnectionMessage(tr("Asking %n server(s)…", nullptr, static_cast<int>(urls.size())),
+                          false);
+    // The answers come back through the application object, which outlives this dialog; the
+    // guard drops them when the dialog has gone meanwhile.
+    QThreadPool::globalInstance()->start(
+        [guard = QPointer<SettingsDialog>(this), list, http, number] {
+            const std::vector<remote::ServerCheck> checks = remote::check_servers(list, http);
+            QMetaObject::invokeMethod(qApp, [guard, checks, number] {
+                if (!guard) return;
+                SettingsDialog& d = *guard;
+                --d.testing_;
+                if (d.testing_ == 0) d.ui_->testConnectionButton->setEnabled(true);
+                if (number != d.testNumber_) return;  // a newer test replaced this one
+                QStringList lines;
+                bool failed = false;
+                const QLocale l;
+                for (const remote::ServerCheck& c : checks) {
+                    const QString url = QString::fromStdString(c.url);
+                    if (c.error.empty()) {
+                        QStringList models;
+                        for (const std::string& m : c.models)
+                            models << QString::fromStdString(m);
+                        lines << tr("%1: %2 ms, models: %3")
+                                     .arg(url, l.toString(c.latency_ms, 'f', 0),
+                                          models.join(QStringLiteral(", ")));
+                    } else {
+                        failed = true;
+                        lines << tr("%1: %2").arg(url, QString::fromStdString(c.error));
+                    }
+                }
+                d.showConnectionMessage(lines.join(QLatin1Char('\n')), failed);
+                emit d.connectionTested();
+            });
+        });
 }
 
 SettingsDialog::~SettingsDialog() = default;
@@ -212,7 +318,8 @@ void SettingsDialog::validate() {
         }
     }
     ui_->modelStatusLabel->setPalette(pal);
-    if (QPushButton* ok = ui_->buttonBox->button(QDialogButtonBox::Ok)) ok->setEnabled(valid_);
+    if (QPushButton* ok = ui_->buttonBox->button(QDialogButtonBox::Ok))
+        ok->setEnabled(valid_ || serversChosen());
     updateEstimates();
 }
 
@@ -409,11 +516,34 @@ void SettingsDialog::chooseGlossaryExport() {
 
 void SettingsDialog::accept() {
     validate();
-    if (!valid_) return;
+    const bool servers = serversChosen();
+    if (!valid_ && !servers) return;
+    if (servers) {
+        // Every URL must parse: a typo is shown now, not when the first job fails.
+        const QStringList urls = serverUrls();
+        if (urls.isEmpty()) {
+            showConnectionMessage(tr("Enter at least one server URL."), true);
+            return;
+        }
+        for (const QString& url : urls) {
+            std::string why;
+            if (!remote::parse_server_url(url.toStdString(), &why)) {
+                showConnectionMessage(QString::fromStdString(why), true);
+                return;
+            }
+        }
+    }
     const std::optional<Glossary> glossary = tableGlossary();
     if (!glossary) return;
+    settings_.setEngineMode(servers ? Settings::EngineMode::Servers : Settings::EngineMode::Local);
+    settings_.setServerUrls(serverUrls());
+    settings_.setRemoteModel(ui_->remoteModelEdit->text().trimmed());
+    settings_.setApiKey(ui_->apiKeyEdit->text().trimmed());
+    settings_.setRemoteConcurrency(ui_->concurrencySpin->value());
     const QString dir = modelDirectory();
-    settings_.setModelDirectory(dir.isEmpty() ? dir : QDir::cleanPath(QDir(dir).absolutePath()));
+    if (valid_)  // with "Servers" chosen the directory box may hold anything meanwhile
+        settings_.setModelDirectory(dir.isEmpty() ? dir
+                                                  : QDir::cleanPath(QDir(dir).absolutePath()));
     settings_.setDevice(ui_->deviceCombo->currentData().toString());
     settings_.setTier(ui_->tierCombo->currentData().toString());
     settings_.setContextTokens(ui_->contextSpin->value());

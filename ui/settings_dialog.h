@@ -2,7 +2,9 @@
 // The settings dialog: settings_dialog.ui and this thin class. Model directory (validated on
 // selection, the problem shown inline), the precision tiers with the memory each needs for the
 // chosen model, sampling, UI language; on a second page the glossary (a table with import and
-// export as TSV / CSV) and the casing guard. Writes to Settings when accepted.
+// export as TSV / CSV) and the casing guard. Instead of this computer, remote servers may
+// translate: their URLs, model name, API key and requests in flight, with a "Test connection"
+// that shows each server's models and round-trip time. Writes to Settings when accepted.
 
 #include <QDialog>
 
@@ -59,9 +61,26 @@ class SettingsDialog : public QDialog {
     /// The inline message under the glossary table ("" when none).
     QString glossaryMessage() const;
 
+    /// Chooses "This computer" or "Servers", as clicking the radio button does.
+    void setEngineMode(bool servers);
+    bool serversChosen() const;
+    /// The server URLs of the text box, one per non-blank line, trimmed.
+    QStringList serverUrls() const;
+    /// Asks every listed server for its model list (GET /v1/models) off the UI thread and shows,
+    /// for each, its models and the round-trip time or what went wrong; connectionTested() when
+    /// all have answered. A test started while one runs replaces it.
+    void testConnection();
+    /// The connection test's result as shown ("" before any).
+    QString connectionReport() const;
+    bool testingConnection() const { return testing_ > 0; }
+
     /// Refuses (showing the glossary page and the problem) while a glossary row has only
-    /// one of its two terms; rows with neither are dropped.
+    /// one of its two terms; rows with neither are dropped. With "Servers", refuses (saying
+    /// which) while no URL is given or one is malformed.
     void accept() override;
+
+  signals:
+    void connectionTested();
 
   protected:
     void showEvent(QShowEvent* event) override;
@@ -74,6 +93,8 @@ class SettingsDialog : public QDialog {
     /// The GPU the device box names ("Automatic": the first), or null for the CPU / no GPU.
     const cuda::DeviceInfo* chosenGpu() const;
     void updateSamplingEnabled();
+    void updateEngineMode();
+    void showConnectionMessage(const QString& text, bool error);
     void addTerm();
     void removeTerms();
     void chooseGlossaryToImport();
@@ -88,6 +109,8 @@ class SettingsDialog : public QDialog {
     std::optional<ModelConfig> config_;
     bool valid_ = false;
     GlossaryModel* glossaryModel_ = nullptr;
+    int testing_ = 0;         // connection tests running
+    quint64 testNumber_ = 0;  // the latest test: older answers are dropped
 };
 
 }  // namespace mtdesk::ui

@@ -13,12 +13,15 @@
 #include <string_view>
 
 #include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/detect.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/prompt.h"
 #include "mtdesk/translate/translation_engine.h"
 #include "mtdesk/translate/translator.h"
+#include "remote/connection_test.h"
+#include "remote/remote_engine.h"
 
 namespace mtdesk::ui {
 
@@ -99,6 +102,34 @@ JobOutcome run_job(TranslationEngine& engine, TranslationJob job,
 
 namespace {
 
+/// The remote engine for `choice`. `model` comes in as the choice's model name; when it is empty
+/// it is set to the first model the servers list (asked here, on the worker).
+std::shared_ptr<TranslationEngine> make_remote(const RemoteChoice& choice, QString& model) {
+    remote::RemoteOptions o;
+    for (const QString& url : choice.servers)
+        if (!url.trimmed().isEmpty()) o.servers.push_back(url.trimmed().toStdString());
+    if (o.servers.empty()) throw Error(TranslationController::tr("No server given.").toStdString());
+    o.api_key = choice.api_key.toStdString();
+    o.concurrency = choice.concurrency;
+    if (model.isEmpty()) {
+        remote::HttpSettings http;
+        http.api_key = o.api_key;
+        const std::vector<remote::ServerCheck> checks = remote::check_servers(o.servers, http);
+        const std::optional<std::string> first = remote::first_model(checks);
+        if (!first) {
+            QStringList why;
+            for (const remote::ServerCheck& c : checks)
+                why << QString::fromStdString(c.url + ": " + c.error);
+            throw Error(TranslationController::tr("No server lists a model (%1).")
+                            .arg(why.join(QStringLiteral("; ")))
+                            .toStdString());
+        }
+        model = QString::fromStdString(*first);
+    }
+    o.model = model.toStdString();
+    return remote::make_remote_engine(o);
+}
+
 /// The GPU a choice asks for, if there is one: "cuda:N" names it, "auto" takes the first.
 std::optional<int> gpu_index(const EngineChoice& choice) {
     if (choice.device == QLatin1String("cpu")) return std::nullopt;
@@ -119,7 +150,8 @@ struct TranslationController::Shared {
     std::mutex m;
     std::condition_variable cv;
     bool stop = false;
-    std::optional<QString> load;     // a model directory to load next
+    std::optional<QString> load;              // a model directory to load next
+    std::optional<RemoteChoice> load_remote;  // with `load`: servers instead of the directory
     quint64 load_generation = 0;     // of `load`: its engine is handed out only if still current
     std::optional<Request> pending;  // the newest request not yet taken by the worker
     bool running = false;            // the worker is translating
@@ -167,6 +199,8 @@ void TranslationController::setState(State s) {
 void TranslationController::loadModel(const QString& dir) {
     const QString directory = QDir::cleanPath(QDir(dir).absolutePath());
     model_dir_ = directory;
+    remote_.reset();
+    remote_model_.clear();
     last_error_.clear();
     // Users of the old engine let go of it now, so that the worker frees the old model before
     // loading the new one.
@@ -177,8 +211,29 @@ void TranslationController::loadModel(const QString& dir) {
     {
         std::lock_guard lock(shared_->m);
         shared_->load = directory;
+        shared_->load_remote.reset();
         shared_->load_generation = ++load_generation_;
         shared_->abort = true;  // the running translation ends at its next token
+    }
+    shared_->cv.notify_all();
+    setState(State::Loading);
+}
+
+void TranslationController::useServers(const RemoteChoice& servers) {
+    model_dir_.clear();
+    remote_ = servers;
+    remote_model_ = servers.model;
+    last_error_.clear();
+    if (engine_) {  // as in loadModel: the document queue lets go of the old engine now
+        engine_.reset();
+        emit engineChanged();
+    }
+    {
+        std::lock_guard lock(shared_->m);
+        shared_->load = QString();
+        shared_->load_remote = servers;
+        shared_->load_generation = ++load_generation_;
+        shared_->abort = true;
     }
     shared_->cv.notify_all();
     setState(State::Loading);
@@ -229,7 +284,12 @@ TranslationOptions TranslationController::options() const {
 }
 
 QString TranslationController::modelName() const {
+    if (remote_) return remote_model_;
     return model_dir_.isEmpty() ? QString() : QDir(model_dir_).dirName();
+}
+
+QString TranslationController::modelDirectory() const {
+    return remote_ ? remote_->servers.join(QLatin1Char('\n')) : model_dir_;
 }
 
 bool TranslationController::busy() const {
@@ -255,7 +315,11 @@ EngineStats TranslationController::stats() const {
         const EngineStatistics e = engine->statistics();
         s.queue_depth += e.queue_depth;
         s.batch_size = e.running;
-        if (e.vram_total_bytes) {  // the GPU engine
+        if (e.remote) {  // the servers: their list, model and figures
+            s.device = QString::fromStdString(e.device);
+            s.tier = QString::fromStdString(e.tier);
+            s.remote = e.remote;
+        } else if (e.vram_total_bytes) {  // the GPU engine
             s.device = QString::fromStdString(e.device);
             s.tier = QString::fromStdString(e.tier);
             s.vram_used_bytes = e.vram_used_bytes;
@@ -280,17 +344,30 @@ void TranslationController::run() {
         if (s.stop) break;
         if (s.load) {
             const QString dir = *s.load;
+            const std::optional<RemoteChoice> remote = s.load_remote;
             const quint64 generation = s.load_generation;
             s.load.reset();
+            s.load_remote.reset();
             s.abort = false;
             s.engine.reset();  // free the old model before loading the new one
             lock.unlock();
             post([this, dir] { emit loadStarted(dir); });
-            post([this] { emit loadProgress(0, 0, tr("Loading the model")); });
+            post([this, servers = remote.has_value()] {
+                emit loadProgress(
+                    0, 0, servers ? tr("Connecting to the servers") : tr("Loading the model"));
+            });
             const EngineChoice choice = s.choice;
             std::shared_ptr<TranslationEngine> engine;
             QString failure;
-            if (const auto gpu = gpu_index(choice)) {
+            QString remote_model;
+            if (remote) {
+                try {
+                    remote_model = remote->model;
+                    engine = make_remote(*remote, remote_model);
+                } catch (const std::exception& e) {
+                    failure = QString::fromUtf8(e.what());
+                }
+            } else if (const auto gpu = gpu_index(choice)) {
                 try {
                     cuda::CudaEngineOptions o;
                     o.device = *gpu;
@@ -311,7 +388,7 @@ void TranslationController::run() {
                     });
                 }
             }
-            if (!engine) {
+            if (!engine && !remote) {
                 try {
                     engine = make_cpu_engine(Translator::open_cpu(dir.toStdString()));
                 } catch (const std::exception& e) {
@@ -322,8 +399,9 @@ void TranslationController::run() {
             if (s.load) continue;  // another directory was asked for meanwhile
             s.engine = engine;
             if (failure.isEmpty()) {
-                post([this, engine, generation] {
+                post([this, engine, generation, remote_model] {
                     if (generation == load_generation_) {
+                        if (remote_) remote_model_ = remote_model;
                         engine_ = engine;
                         emit engineChanged();
                     }

@@ -22,6 +22,7 @@
 
 #include "mtdesk/runtime/sampling.h"
 #include "mtdesk/translate/glossary.h"
+#include "mtdesk/translate/translation_engine.h"
 
 namespace mtdesk {
 class TranslationEngine;
@@ -45,6 +46,15 @@ struct TranslationOptions {
     /// The user's glossary (nullptr = none); each request sends the entries that match its
     /// text and language pair (Glossary::matching_entries).
     std::shared_ptr<const Glossary> glossary;
+};
+
+/// Remote servers that translate instead of this computer (the settings' "Servers").
+struct RemoteChoice {
+    QStringList servers;  ///< base URLs
+    QString model;        ///< the served model's name; "" = the first model the servers list
+    QString api_key;      ///< "" = none
+    int concurrency = 4;  ///< requests in flight per server
+    bool operator==(const RemoteChoice&) const = default;
 };
 
 /// Which engine a model is loaded into (the settings' device, tier and budgets).
@@ -91,6 +101,9 @@ struct EngineStats {
     QVector<double> ttft_history;  ///< oldest first, at most kHistory
     QVector<double> tps_history;   ///< oldest first, at most kHistory
     quint64 finished_requests = 0;
+    /// The remote engine's figures (batch_size counts its requests in flight); absent for the
+    /// local engines.
+    std::optional<RemoteStatistics> remote;
 };
 
 /// Resident set size of this process in bytes, from /proc/self/status (0 when unavailable).
@@ -118,6 +131,12 @@ class TranslationController : public QObject {
     /// Loads (replacing any loaded model) on the worker; signals loadStarted, loadProgress and
     /// then modelLoaded or loadFailed. A pending translation waits for the model.
     void loadModel(const QString& directory);
+    /// Like loadModel(), but the engine is the remote engine for `servers` (nothing is loaded
+    /// here). Without a model name the servers' model list is asked for its first model on the
+    /// worker; when none answers, loadFailed says what each server answered.
+    void useServers(const RemoteChoice& servers);
+    /// Whether the engine is (or is being made) the remote one.
+    bool remote() const { return remote_.has_value(); }
 
     /// Queues a translation of `text` from `from` (a language code; "" = detect) into `to`.
     /// Returns its id. Supersedes every earlier request: a pending one is dropped, a running
@@ -134,8 +153,9 @@ class TranslationController : public QObject {
     TranslationOptions options() const;
 
     State state() const { return state_; }
-    QString modelDirectory() const { return model_dir_; }
-    QString modelName() const;  ///< the directory's last component
+    /// The model directory, or for servers their URLs (one per line).
+    QString modelDirectory() const;
+    QString modelName() const;  ///< the directory's last component, or the servers' model
     QString lastError() const { return last_error_; }
     quint64 latestRequestId() const { return latest_id_; }
     bool busy() const;  ///< a request is pending or running
@@ -182,6 +202,8 @@ class TranslationController : public QObject {
     // UI-thread state
     State state_ = State::NoModel;
     QString model_dir_;
+    std::optional<RemoteChoice> remote_;  // useServers(): the servers in use
+    QString remote_model_;                // their model, once known
     QString last_error_;
     quint64 latest_id_ = 0;
     bool busy_ = false;

@@ -1,0 +1,207 @@
+#include "cli_translate_remote.h"
+
+#include <QEventLoop>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <unistd.h>
+#include <cstdio>
+#include <future>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "job_queue.h"
+#include "mtdesk/error.h"
+#include "mtdesk/translate/translation_engine.h"
+#include "progress_bar.h"
+#include "remote/connection_test.h"
+#include "remote/remote_engine.h"
+
+namespace mtdesk::app {
+namespace {
+
+constexpr int kProgressMs = 200;
+
+std::string utf8(const QString& s) {
+    return s.toStdString();
+}
+
+// The translation of every line of stdin, all submitted at once, printed in input order.
+int translate_stdin(TranslationEngine& engine, const PromptRequest& request,
+                    const Glossary& glossary, const TranslateOptions& options) {
+    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    if (text.find('\0') != std::string::npos)
+        throw FileError("stdin", "looks like binary data (it contains NUL bytes), not text");
+    const std::string from = request.source ? std::string(request.source->code) : "";
+    const std::string to(request.target->code);
+    const std::vector<TextLine> lines = split_lines(text);
+    std::vector<std::shared_future<JobOutcome>> outcomes(lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].body.empty()) continue;
+        TranslationJob job{request, options};
+        job.request.text = std::string(lines[i].body);
+        job.request.glossary = glossary.matching_entries(job.request.text, from, to);
+        auto promise = std::make_shared<std::promise<JobOutcome>>();
+        outcomes[i] = promise->get_future().share();
+        JobCallbacks callbacks;
+        callbacks.on_done = [promise](const JobOutcome& o) { promise->set_value(o); };
+        engine.submit(std::move(job), std::move(callbacks));
+    }
+    int failed = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        std::string out(lines[i].indent);
+        if (!lines[i].body.empty()) {
+            const JobOutcome o = outcomes[i].get();
+            if (o.status == JobOutcome::Status::Done) {
+                out += single_line(o.text);
+            } else {
+                std::fprintf(stderr, "mtdesk: stdin: line %zu: %s\n", i + 1, o.error.c_str());
+                ++failed;
+            }
+        }
+        out += lines[i].trailing;
+        out += lines[i].eol;
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        std::fflush(stdout);
+    }
+    return failed ? 1 : 0;
+}
+
+// The files through the document job queue, one row each, until every row has ended.
+int translate_files(std::shared_ptr<TranslationEngine> engine, const QStringList& files,
+                    const PromptRequest& request, const Glossary& glossary,
+                    const TranslateOptions& options) {
+    QTemporaryDir state;  // the queue's saved rows: this run only
+    if (!state.isValid())
+        throw Error("cannot create a temporary directory for the job queue: " +
+                    utf8(state.errorString()));
+    JobQueue queue(state.path());
+    DocumentOptions d;
+    d.sampling = options.sampling;
+    d.max_new_tokens = options.max_new_tokens;
+    d.casing_guard = options.casing_guard;
+    if (!glossary.empty()) d.glossary = std::make_shared<const Glossary>(glossary);
+    queue.setOptions(d);
+    const QString from =
+        request.source ? QString::fromUtf8(request.source->code.data(),
+                                           static_cast<qsizetype>(request.source->code.size()))
+                       : QString();
+    const QString to = QString::fromUtf8(request.target->code.data(),
+                                         static_cast<qsizetype>(request.target->code.size()));
+    queue.addPaths(files, from, to);
+    queue.setEngine(engine);
+
+    ProgressBar bar(stderr, isatty(fileno(stderr)) != 0);
+    const QList<DocumentJob> rows = queue.jobs();
+    bar.start(rows.size() == 1 ? utf8(rows.front().source_path)
+                               : std::to_string(rows.size()) + " documents",
+              0);
+    QEventLoop loop;
+    QTimer tick;
+    tick.setInterval(kProgressMs);
+    auto check = [&] {
+        std::size_t done = 0, total = 0;
+        for (const DocumentJob& row : queue.jobs()) {
+            done += static_cast<std::size_t>(row.segments_done);
+            total += static_cast<std::size_t>(row.segments_total);
+        }
+        bar.update(done, total);
+        if (queue.pendingCount() == 0) loop.quit();
+    };
+    QObject::connect(&tick, &QTimer::timeout, &loop, check);
+    QObject::connect(&queue, &JobQueue::jobChanged, &loop, check);
+    tick.start();
+    if (queue.pendingCount() > 0) loop.exec();
+    bar.finish();
+
+    int failures = 0;
+    for (const DocumentJob& row : queue.jobs()) {
+        if (row.state == JobState::Done) {
+            std::fprintf(stderr, "%s -> %s (%d segments, %s)\n", qPrintable(row.source_path),
+                         qPrintable(row.output_path), row.segments_total,
+                         format_duration(static_cast<double>(row.elapsed_ms) / 1000.0).c_str());
+        } else {
+            std::fprintf(stderr, "mtdesk: %s\n", qPrintable(row.error));
+            ++failures;
+        }
+    }
+    queue.setEngine(nullptr);
+    return failures ? 1 : 0;
+}
+
+}  // namespace
+
+QList<QCommandLineOption> remote_translate_options() {
+    return {
+        {QStringLiteral("server"),
+         QStringLiteral("Translate with an OpenAI-compatible server (vLLM, SGLang, TensorRT-LLM, "
+                        "mtdesk serve) at this base URL instead of a model on this computer, "
+                        "e.g. http://gpu1:8000. Repeat it for several servers: requests are "
+                        "spread over them, and one that fails is left aside while the others "
+                        "go on."),
+         QStringLiteral("URL")},
+        {QStringLiteral("api-key"),
+         QStringLiteral("API key for the servers (default: $MTDESK_API_KEY)."),
+         QStringLiteral("KEY")},
+        {QStringLiteral("remote-model"),
+         QStringLiteral("The servers' model name (default: the first model they list)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("concurrency"), QStringLiteral("Requests in flight per server."),
+         QStringLiteral("N"), QStringLiteral("4")},
+        {QStringLiteral("timeout"),
+         QStringLiteral("Seconds a server may stay silent within an answer."), QStringLiteral("S"),
+         QStringLiteral("120")},
+        {QStringLiteral("ca-cert"),
+         QStringLiteral("PEM certificates to trust for https servers (default: the system's)."),
+         QStringLiteral("FILE")},
+    };
+}
+
+int translate_through_servers(const QCommandLineParser& p, const PromptRequest& request,
+                              const Glossary& glossary, const TranslateOptions& options,
+                              std::optional<PromptStyle> style) {
+    if (p.isSet(QStringLiteral("model")))
+        throw Error(
+            "--model and --server exclude each other (--remote-model names the model "
+            "on the servers)");
+    remote::RemoteOptions o;
+    for (const QString& url : p.values(QStringLiteral("server")))
+        o.servers.push_back(utf8(url));
+    o.api_key = p.isSet(QStringLiteral("api-key")) ? utf8(p.value(QStringLiteral("api-key")))
+                                                   : utf8(qEnvironmentVariable("MTDESK_API_KEY"));
+    bool ok = false;
+    o.concurrency = p.value(QStringLiteral("concurrency")).toInt(&ok);
+    if (!ok || o.concurrency < 1 || o.concurrency > 256)
+        throw Error("--concurrency needs a number from 1 to 256");
+    const double timeout = p.value(QStringLiteral("timeout")).toDouble(&ok);
+    if (!ok || !(timeout > 0)) throw Error("--timeout needs a positive number of seconds");
+    o.read_timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
+    o.ca_file = utf8(p.value(QStringLiteral("ca-cert")));
+    o.prompt_style = style;
+    o.model = utf8(p.value(QStringLiteral("remote-model")));
+    if (o.model.empty()) {
+        remote::HttpSettings http;
+        http.api_key = o.api_key;
+        http.connect_timeout = o.connect_timeout;
+        http.read_timeout = o.read_timeout;
+        http.ca_file = o.ca_file;
+        const std::vector<remote::ServerCheck> checks = remote::check_servers(o.servers, http);
+        const auto model = remote::first_model(checks);
+        if (!model) {
+            std::string why;
+            for (const remote::ServerCheck& c : checks)
+                why += (why.empty() ? "" : "; ") + c.url + ": " + c.error;
+            throw Error("no server lists a model (" + why + "); name it with --remote-model");
+        }
+        o.model = *model;
+    }
+    std::shared_ptr<TranslationEngine> engine = remote::make_remote_engine(o);
+    const QStringList files = p.positionalArguments();
+    if (files.isEmpty()) return translate_stdin(*engine, request, glossary, options);
+    return translate_files(engine, files, request, glossary, options);
+}
+
+}  // namespace mtdesk::app
