@@ -29,13 +29,16 @@ QString failures_of(const std::vector<test::PathCase>& cases, cuda::LinearContex
     int count = 0;
     for (const test::PathCase& pc : cases) {
         ctx.gemv_max_m = pc.gemv_max_m;
+        ctx.tensor_core_gemv = pc.tensor_cores;
         const test::LinearResult r = run_linear_case(pc.c, ctx);
         ++count;
         if (!r.failure.empty())
-            out << QString::fromStdString(r.failure) +
-                       (pc.gemv_max_m >= pc.c.m ? " [gemv]" : " [dequant+gemm]");
+            out << QString::fromStdString(r.failure) + (pc.gemv_max_m < pc.c.m ? " [dequant+gemm]"
+                                                        : pc.tensor_cores ? " [gemv, tensor cores]"
+                                                                          : " [gemv, simt]");
     }
     ctx.gemv_max_m = cuda::kGemvMaxM;
+    ctx.tensor_core_gemv = true;
     if (ran) *ran = count;
     if (out.size() > 12) {
         const int more = static_cast<int>(out.size()) - 12;
@@ -112,6 +115,34 @@ class TestGpuLinear : public QObject {
         }
     }
 
+    // The GEMV runs on the tensor cores where the device and shape allow, else on the SIMT
+    // kernel; 16-bit weights always go to cuBLAS.
+    void pathChoice() {
+        int major = 0;
+        QCOMPARE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+        const std::vector<float> w(static_cast<std::size_t>(64) * 256, 0.5f);
+        const auto i4 = cuda::DeviceLinear::upload(w, 64, 256, WeightFormat::INT4);
+        const auto i8 = cuda::DeviceLinear::upload(w, 64, 256, WeightFormat::INT8);
+        const auto b16 = cuda::DeviceLinear::upload(w, 64, 256, WeightFormat::BF16);
+        alignas(16) static char x[16];
+        const auto tc = major >= 8 ? cuda::LinearPath::GemvTensorCores : cuda::LinearPath::GemvSimt;
+        QCOMPARE(cuda::linear_path(i4, x, 2, ctx_), tc);
+        QCOMPARE(cuda::linear_path(i8, x, cuda::kGemvMaxM, ctx_), tc);
+        // One row: the SIMT kernel is faster; misaligned x: only the SIMT kernel can.
+        QCOMPARE(cuda::linear_path(i4, x, 1, ctx_), cuda::LinearPath::GemvSimt);
+        QCOMPARE(cuda::linear_path(i8, x, 2, ctx_), cuda::LinearPath::GemvSimt);
+        QCOMPARE(cuda::linear_path(i8, x + 2, 8, ctx_), cuda::LinearPath::GemvSimt);
+        QCOMPARE(cuda::linear_path(i4, x, cuda::kGemvMaxM + 1, ctx_),
+                 cuda::LinearPath::DequantCublas);
+        QCOMPARE(cuda::linear_path(b16, x, 1, ctx_), cuda::LinearPath::Cublas);
+        ctx_.tensor_core_gemv = false;
+        QCOMPARE(cuda::linear_path(i4, x, 8, ctx_), cuda::LinearPath::GemvSimt);
+        ctx_.tensor_core_gemv = true;
+        const auto odd_k = cuda::DeviceLinear::upload(std::vector<float>(8 * 100, 1.0f), 8, 100,
+                                                      WeightFormat::INT4);
+        QCOMPARE(cuda::linear_path(odd_k, x, 8, ctx_), cuda::LinearPath::GemvSimt);
+    }
+
     // Split-K sums its slices in a fixed order: two runs give the same bits.
     void deterministic() {
         for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4}) {
@@ -142,7 +173,8 @@ class TestGpuLinear : public QObject {
         QCOMPARE(moved.format(), WeightFormat::INT4);
         QCOMPARE(a.n(), 0);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
         QCOMPARE(a.device_bytes(), std::size_t(0));
-        QCOMPARE(cuda::linear_workspace_bytes(moved, 64), std::size_t(n) * 256 * 2);
+        QCOMPARE(cuda::linear_workspace_bytes(moved, cuda::kGemvMaxM + 1),
+                 std::size_t(n) * 256 * 2);
         QCOMPARE(cuda::linear_workspace_bytes(b16, 64), std::size_t(0));
     }
 

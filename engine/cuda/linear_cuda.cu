@@ -48,6 +48,14 @@ std::string shape(int n, int k) {
     return "[" + std::to_string(n) + ", " + std::to_string(k) + "]";
 }
 
+int current_sm_major() {
+    int device = 0, major = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+               "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+    return major;
+}
+
 int current_sm_count() {
     int device = 0, sms = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice");
@@ -94,6 +102,79 @@ void launch_gemv_tile(const GemvArgs& a, bool vec_x, dim3 grid, cudaStream_t str
         gemv_kernel<kInt4, T, R, MT, true><<<grid, kWarps * 32, 0, stream>>>(a);
     else
         gemv_kernel<kInt4, T, R, MT, false><<<grid, kWarps * 32, 0, stream>>>(a);
+}
+
+/// The tensor-core GEMV handles x rows in slices of 32 (2 tiles of 16: beyond that the
+/// activation loads, not the weights, bound it), needs sm_80, x rows of whole 16-byte groups,
+/// and INT4 groups of whole rounds.
+constexpr int kMmaMaxM = 32;
+
+/// Rows of x from which the tensor-core GEMV beats the SIMT one (H200, bench_linear): below,
+/// the SIMT kernel's simpler dequantisation wins (INT8 m = 1, 2: 87 % vs 54 % of the copy
+/// bandwidth on 28672 × 4096; INT4 m = 1: 52 % vs 40 %).
+int mma_min_m(WeightFormat f) {
+    return f == WeightFormat::INT4 ? 2 : 3;
+}
+
+bool use_mma_gemv(const DeviceLinear& w, const void* x, int m, const LinearContext& ctx) {
+    if (!ctx.tensor_core_gemv || ctx.sm_major < 8 || m < mma_min_m(w.format())) return false;
+    if (w.k() % 8 != 0 || reinterpret_cast<std::uintptr_t>(x) % 16 != 0) return false;
+    return w.format() != WeightFormat::INT4 || w.group() % 128 == 0;
+}
+
+int mma_rounds(const DeviceLinear& w) {
+    return static_cast<int>((w.row_bytes() + kRoundBytes - 1) / kRoundBytes);
+}
+
+/// Weight tiles of 8 rows per warp: 4 (four weight loads in flight per thread, each x fragment
+/// used four times; 8 tiles would need over 200 registers).
+int mma_tiles_n(int) {
+    return 4;
+}
+
+template <bool kInt4, typename T, int kTiles, int kN>
+void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream) {
+    // Slices of more than 16 rows always have the upper half of their first tile.
+    if (kTiles > 1 || upper)
+        mma_gemv_kernel<kInt4, T, kTiles, kN, true><<<grid, kWarps * 32, 0, stream>>>(a);
+    else if constexpr (kTiles == 1)
+        mma_gemv_kernel<kInt4, T, kTiles, kN, false><<<grid, kWarps * 32, 0, stream>>>(a);
+}
+
+template <bool kInt4, typename T>
+void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
+                  cudaStream_t stream) {
+    for (int m0 = 0; m0 < m; m0 += kMmaMaxM) {
+        const int mm = std::min(kMmaMaxM, m - m0);
+        const int kn = mma_tiles_n(mm);
+        MmaGemvArgs a{};
+        a.g = args_of(w);
+        a.g.x = x + static_cast<std::size_t>(m0) * w.k();
+        a.g.y = y + static_cast<std::size_t>(m0) * w.n();
+        a.g.m = mm;
+        a.g.partial = static_cast<float*>(ctx.workspace);
+        a.rounds = mma_rounds(w);
+        a.rounds_per_group = kInt4 ? w.group() / 128 : 1;
+        const int splits = mma_split_count(a.g.n, mm, 8 * kn, a.rounds, ctx.sm_count,
+                                           ctx.workspace ? ctx.workspace_bytes : 0);
+        a.rounds_per_split = (a.rounds + splits - 1) / splits;
+        const int used_splits = (a.rounds + a.rounds_per_split - 1) / a.rounds_per_split;
+        const int block_rows = kWarps * 8 * kn;
+        const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
+        const bool upper = mm > 8;
+        if (mm <= 16)
+            launch_mma<kInt4, T, 1, 4>(a, upper, grid, stream);
+        else
+            launch_mma<kInt4, T, 2, 4>(a, upper, grid, stream);
+        check_cuda(cudaGetLastError(), "tensor-core GEMV kernel launch");
+        if (used_splits > 1) {
+            const std::size_t count = static_cast<std::size_t>(mm) * a.g.n;
+            const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
+            sum_splits_kernel<T><<<blocks, 256, 0, stream>>>(a.g.partial, static_cast<T*>(a.g.y),
+                                                             used_splits, count);
+            check_cuda(cudaGetLastError(), "split-K sum kernel launch");
+        }
+    }
 }
 
 template <bool kInt4, typename T>
@@ -289,6 +370,105 @@ DeviceLinear DeviceLinear::upload(const QuantizedInt4& w) {
     return d;
 }
 
+namespace {
+
+// splitmix64 (Steele, Lea & Flood 2014): a counter-based hash, so every element is independent
+// and the fill needs no generator state.
+__device__ __forceinline__ uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Uniform in [-a, a) from the top 24 bits of a hash.
+__device__ __forceinline__ float uniform(uint64_t h, float a) {
+    return (static_cast<float>(h >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f) * a;
+}
+
+template <typename T>
+__global__ void fill_random_kernel(T* data, std::size_t count, uint64_t seed, float a) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        data[i] = Act<T>::narrow(uniform(mix64(seed + 0x9e3779b97f4a7c15ull * (i + 1)), a));
+}
+
+// Random bytes for row-major codes of `row_bytes` per row of which the first `valid_bytes` carry
+// data; an INT4 row with an odd k keeps the unused high nibble of its last byte zero.
+__global__ void fill_codes_kernel(uint8_t* data, std::size_t rows, std::size_t row_bytes,
+                                  std::size_t valid_bytes, bool odd_nibble, uint64_t seed) {
+    const std::size_t count = rows * row_bytes;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        const std::size_t c = i % row_bytes;
+        uint8_t b = static_cast<uint8_t>(mix64(seed + 0x9e3779b97f4a7c15ull * (i + 1)) >> 56);
+        if (c >= valid_bytes) b = 0;
+        if (odd_nibble && c == valid_bytes - 1) b &= 0x0f;
+        data[i] = b;
+    }
+}
+
+__global__ void fill_half_kernel(__half* data, std::size_t count, float value) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        data[i] = __float2half_rn(value);
+}
+
+int fill_blocks(std::size_t count) {
+    return static_cast<int>(std::clamp<std::size_t>((count + 255) / 256, 1, 8192));
+}
+
+}  // namespace
+
+template <typename T>
+void fill_random(T* data, std::size_t count, uint64_t seed, float stddev) {
+    if (count == 0) return;
+    fill_random_kernel<T><<<fill_blocks(count), 256>>>(data, count, seed, stddev * std::sqrt(3.0f));
+    check_cuda(cudaGetLastError(), "random fill kernel launch");
+    check_cuda(cudaDeviceSynchronize(), "random fill");
+}
+
+template void fill_random<__nv_bfloat16>(__nv_bfloat16*, std::size_t, uint64_t, float);
+template void fill_random<__half>(__half*, std::size_t, uint64_t, float);
+
+DeviceLinear DeviceLinear::random(int n, int k, WeightFormat format, uint64_t seed, float stddev) {
+    if (n <= 0 || k <= 0) throw Error("DeviceLinear::random: bad shape " + shape(n, k));
+    DeviceLinear d;
+    const std::size_t rows = static_cast<std::size_t>(n);
+    switch (format) {
+        case WeightFormat::BF16:
+        case WeightFormat::FP16:
+            d = allocate(format, n, k, k, 0, static_cast<std::size_t>(k) * 2, 0);
+            if (format == WeightFormat::BF16)
+                fill_random(static_cast<__nv_bfloat16*>(d.data_), rows * k, seed, stddev);
+            else
+                fill_random(static_cast<__half*>(d.data_), rows * k, seed, stddev);
+            return d;
+        case WeightFormat::INT8: {
+            const int k16 = (k + 15) / 16 * 16;
+            d = allocate(format, n, k, k16, 0, static_cast<std::size_t>(k16), rows);
+            fill_codes_kernel<<<fill_blocks(rows * k16), 256>>>(static_cast<uint8_t*>(d.data_),
+                                                                rows, k16, k, false, seed);
+            // Codes uniform in [-128, 127] have deviation ~74: scale = stddev / 74.
+            fill_half_kernel<<<fill_blocks(rows), 256>>>(d.scales_, rows, stddev / 73.9f);
+            break;
+        }
+        case WeightFormat::INT4: {
+            const int group = kInt4GroupSize;
+            const int kp = (k + group - 1) / group * group;
+            const std::size_t scales = rows * (kp / group);
+            d = allocate(format, n, k, kp, group, static_cast<std::size_t>(kp) / 2, scales);
+            fill_codes_kernel<<<fill_blocks(rows * kp / 2), 256>>>(
+                static_cast<uint8_t*>(d.data_), rows, kp / 2, (k + 1) / 2, k % 2 == 1, seed);
+            // Codes uniform in [-8, 7] have deviation ~4.6.
+            fill_half_kernel<<<fill_blocks(scales), 256>>>(d.scales_, scales, stddev / 4.61f);
+            break;
+        }
+    }
+    check_cuda(cudaGetLastError(), "random weight kernel launch");
+    check_cuda(cudaDeviceSynchronize(), "random weight fill");
+    return d;
+}
+
 DeviceLinear DeviceLinear::upload(const QuantizedTensor& w) {
     return std::visit([](const auto& t) { return upload(t); }, w);
 }
@@ -339,6 +519,7 @@ LinearContext LinearContext::create(std::size_t workspace_bytes) {
     ctx.workspace = device_alloc(workspace_bytes, "the linear-layer workspace");
     ctx.workspace_bytes = workspace_bytes;
     ctx.sm_count = current_sm_count();
+    ctx.sm_major = current_sm_major();
     return ctx;
 }
 
@@ -368,7 +549,9 @@ LinearContext& LinearContext::operator=(LinearContext&& o) noexcept {
         workspace = std::exchange(o.workspace, nullptr);
         workspace_bytes = std::exchange(o.workspace_bytes, 0);
         sm_count = o.sm_count;
+        sm_major = o.sm_major;
         gemv_max_m = o.gemv_max_m;
+        tensor_core_gemv = o.tensor_core_gemv;
         owns_ = std::exchange(o.owns_, false);
     }
     return *this;
@@ -379,10 +562,27 @@ LinearContext& LinearContext::operator=(LinearContext&& o) noexcept {
 std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m) {
     if (!is_int(w.format()) || m <= 0) return 0;
     if (m > gemv_max_m) return static_cast<std::size_t>(w.n()) * w.k_padded() * 2;
+    const int sms = current_sm_count();
     const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
-    const int splits = split_count(w.n(), m, gemv_shape(m).r, chunks, current_sm_count(),
-                                   static_cast<std::size_t>(-1));
-    return splits > 1 ? static_cast<std::size_t>(splits) * m * w.n() * sizeof(float) : 0;
+    const int splits =
+        split_count(w.n(), m, gemv_shape(m).r, chunks, sms, static_cast<std::size_t>(-1));
+    std::size_t bytes =
+        splits > 1 ? static_cast<std::size_t>(splits) * m * w.n() * sizeof(float) : 0;
+    // The tensor-core kernel, when the device has it, in slices of at most kMmaMaxM rows.
+    const int mm = std::min(m, kMmaMaxM);
+    const int mma_splits = mma_split_count(w.n(), mm, 8 * mma_tiles_n(mm), mma_rounds(w), sms,
+                                           static_cast<std::size_t>(-1));
+    if (mma_splits > 1)
+        bytes = std::max(bytes, static_cast<std::size_t>(mma_splits) * mm * w.n() * sizeof(float));
+    return bytes;
+}
+
+LinearPath linear_path(const DeviceLinear& w, const void* x, int m, LinearContext& ctx) {
+    if (!is_int(w.format())) return LinearPath::Cublas;
+    if (m > ctx.gemv_max_m) return LinearPath::DequantCublas;
+    if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+    if (ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    return use_mma_gemv(w, x, m, ctx) ? LinearPath::GemvTensorCores : LinearPath::GemvSimt;
 }
 
 template <typename T>
@@ -410,13 +610,19 @@ void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
             break;
     }
     if (gemv && ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+    if (gemv && ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    const bool mma = gemv && use_mma_gemv(w, x, m, ctx);
     if (w.format() == WeightFormat::INT8) {
-        if (gemv)
+        if (mma)
+            run_mma_gemv<false, T>(w, x, y, m, ctx, stream);
+        else if (gemv)
             run_gemv<false, T>(w, x, y, m, ctx, stream);
         else
             run_dequant_gemm<false, T>(w, x, y, m, ctx, stream);
     } else {
-        if (gemv)
+        if (mma)
+            run_mma_gemv<true, T>(w, x, y, m, ctx, stream);
+        else if (gemv)
             run_gemv<true, T>(w, x, y, m, ctx, stream);
         else
             run_dequant_gemm<true, T>(w, x, y, m, ctx, stream);

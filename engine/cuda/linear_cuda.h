@@ -17,6 +17,10 @@
 //    the public descriptions of TensorRT-LLM's weight-only batched GEMV and llama.cpp's mul_mat_vec
 //    kernels (warp-per-rows, in-register dequantisation, fp32 accumulation, scale applied per
 //    group), written from scratch.
+//    On sm_80+ the multiply-adds run on the tensor cores instead (mma.sync m16n8k16 with the
+//    weights as the B operand, dequantised into fragments in registers, x rows in tiles of
+//    16): the SIMT pipe only dequantises, so up to 64 rows cost little more than one; see
+//    mma_gemv_kernel in linear_kernels.cuh.
 //  - INT8 / INT4, larger m ("prefill"): the weight is dequantised into ctx.workspace as T (in
 //    tiles of rows when the workspace is smaller than the whole matrix) and multiplied by
 //    cuBLAS; dequantisation costs one extra pass over the weight, small next to a GEMM of many
@@ -55,9 +59,10 @@ const char* format_name(WeightFormat format) noexcept;
 
 /// Batch rows (m) up to which INT8/INT4 layers use the GEMV kernels by default; above it they
 /// dequantise into the workspace and call cuBLAS. Measured on an H200 with
-/// tools/bench/bench_linear.cu (4096x4096, 12288x4096, 4096x12288): the paths cross at m of
-/// about 6 for INT8 and about 10 for INT4.
-inline constexpr int kGemvMaxM = 8;
+/// tools/bench/bench_linear.cu (the 7B layers 6144x4096, 4096x4096, 28672x4096, 4096x14336):
+/// the tensor-core GEMV is 3-6x faster than dequantise + cuBLAS up to m = 32 and still ahead
+/// at 64 for INT4 (about even for INT8); the SIMT kernel alone crossed at m of about 6-10.
+inline constexpr int kGemvMaxM = 64;
 
 /// A linear layer's weight on the device. Owns its device memory (RAII, move-only; a
 /// moved-from or default-constructed object is empty: n() == 0).
@@ -78,6 +83,13 @@ class DeviceLinear {
     static DeviceLinear upload(const QuantizedInt8& w);
     static DeviceLinear upload(const QuantizedInt4& w);
     static DeviceLinear upload(const QuantizedTensor& w);
+
+    /// A weight [n, k] of random values made on the device, for benchmarks with the shapes of a
+    /// real model and no checkpoint: BF16/FP16 uniform with standard deviation `stddev`; INT8 /
+    /// INT4 random codes (the padding zero) with scales giving about that deviation (INT4
+    /// groups of kInt4GroupSize). Deterministic in `seed`. Throws like upload().
+    static DeviceLinear random(int n, int k, WeightFormat format, uint64_t seed,
+                               float stddev = 0.02f);
 
     DeviceLinear() = default;
     ~DeviceLinear();
@@ -129,9 +141,16 @@ struct LinearContext {
     std::size_t workspace_bytes = 0;
     /// Multiprocessors of the device (sizes the split-K); 0 = ask the current device.
     int sm_count = 0;
+    /// Compute capability major of the device; 0 = ask the current device.
+    int sm_major = 0;
     /// INT8/INT4 layers use the GEMV kernels for m <= gemv_max_m, else dequantise + cuBLAS.
     /// Tests and benchmarks set it to force a path (0: always cuBLAS).
     int gemv_max_m = kGemvMaxM;
+    /// The GEMV path multiplies on the tensor cores where it can and where that is faster
+    /// (sm_80+, k a multiple of 8, 16-byte aligned x, INT4 groups a multiple of 128, m >= 2 for
+    /// INT4 and >= 3 for INT8), else with the SIMT kernel. Tests and benchmarks clear it to
+    /// run the SIMT kernel.
+    bool tensor_core_gemv = true;
 
     /// An empty context (no handle, no workspace); linear() refuses it.
     LinearContext() = default;
@@ -157,6 +176,19 @@ struct LinearContext {
 /// (INT, small m; the split shrinks to fit a smaller workspace, down to no split). 0 for
 /// BF16/FP16.
 std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m = kGemvMaxM);
+
+/// Fills `count` 16-bit values (T = __nv_bfloat16 or __half) with uniform random values of
+/// standard deviation `stddev`, deterministic in `seed` (a counter-based hash, no state), on the
+/// current device, synchronously. For benchmark weights. Throws mtdesk::Error on CUDA errors.
+template <typename T>
+void fill_random(T* data, std::size_t count, uint64_t seed, float stddev);
+
+/// The kernels linear() runs for a call.
+enum class LinearPath { Cublas, DequantCublas, GemvSimt, GemvTensorCores };
+
+/// Which path linear(w, x, ..., m, ctx) takes (asks the device for ctx's figures still unset).
+/// For tests and benchmarks. Throws mtdesk::Error on CUDA errors.
+LinearPath linear_path(const DeviceLinear& w, const void* x, int m, LinearContext& ctx);
 
 /// y [m, n] = x [m, k] · Wᵀ on `stream` (asynchronous; x and y must stay valid until the stream
 /// gets there). T = __nv_bfloat16 or __half; BF16 weights take only __nv_bfloat16 and FP16 only

@@ -265,6 +265,266 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
     }
 }
 
+// ---- Tensor-core GEMV (decode, sm_80+) ------------------------------------------------------
+//
+// The same product for m <= 16 · kTiles rows of x with the multiply-adds on the tensor cores
+// (mma.sync m16n8k16, 16-bit inputs, fp32 accumulators), so that the SIMT pipe only
+// dequantises: a batch of 64 costs little more than a batch of 1. Weights are the mma's B
+// operand (n8 tiles of 8 weight rows; a warp owns kN of them), x the A operand (m16 tiles, zero
+// rows past m). The A fragments of x are loaded once per round and reused for the warp's kN
+// weight tiles.
+//
+// A round is 64 bytes of each weight row: 128 INT4 or 64 INT8 weights. Thread (g = lane / 4,
+// t = lane % 4) loads 16 of those bytes of row g of each of its tiles with one 128-bit load and
+// turns them into B fragments. An mma sums over its 16 k-slots in any order, so the k-slots are
+// mapped to the weights each thread already holds and x is loaded with the same mapping (the
+// idea of Marlin's fragment-matched layouts, here without repacking the weights: the order of
+// k is permuted instead):
+//  - INT4: word j of the 16 bytes holds elements e0..e7 (nibble i = element i). One LOP3 with
+//    the bf16/fp16 "magic" exponent turns nibbles i and i + 4 into a 16-bit pair 128 + u or
+//    1024 + u (u = q + 8, exact), one HSUB2 removes the bias exactly and one HMUL2 applies the
+//    group's scale (rounded to T, as the dequantise + cuBLAS path does): pairs (e0,e4),
+//    (e1,e5), (e2,e6), (e3,e7). Step 2j + h takes pairs 2h and 2h + 1 as its two B registers;
+//    the A registers take x at the same elements, built from one 128-bit load of
+//    x[8j .. 8j + 7] by byte permutes. A round lies inside one group (group % 128 == 0).
+//  - INT8: word j holds four bytes; each becomes an exact fp32 (byte-permute trick above) and
+//    two are packed into a 16-bit pair; step j takes (e0,e1), (e2,e3); x needs no permute; the
+//    row scale is applied in fp32 at the end.
+
+constexpr int kRoundBytes = 64;  // per weight row and round
+
+template <typename T>
+struct Mma;
+
+template <>
+struct Mma<__nv_bfloat16> {
+    using T2 = __nv_bfloat162;
+    static constexpr uint32_t kMagic = 0x43004300u;  // bf16 128.0 in both halves
+    static constexpr float kBias = 136.0f;           // 128 + 8
+    static __device__ __forceinline__ uint32_t pair(float v) {
+        const T2 r = __floats2bfloat162_rn(v, v);
+        return *reinterpret_cast<const uint32_t*>(&r);
+    }
+    // ((128 + u) - 136) · s: the subtraction is exact, the product rounded once.
+    static __device__ __forceinline__ uint32_t dequant(uint32_t v, uint32_t bias, uint32_t s) {
+        const T2 r =
+            __hmul2(__hsub2(*reinterpret_cast<const T2*>(&v), *reinterpret_cast<const T2*>(&bias)),
+                    *reinterpret_cast<const T2*>(&s));
+        return *reinterpret_cast<const uint32_t*>(&r);
+    }
+    static __device__ __forceinline__ void mma(float* d, const uint32_t* a, const uint32_t* b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(__CUDA_ARCH__)
+        __trap();                               // the host never launches this kernel below sm_80
+#endif
+    }
+};
+
+template <>
+struct Mma<__half> {
+    using T2 = __half2;
+    static constexpr uint32_t kMagic = 0x64006400u;  // fp16 1024.0 in both halves
+    static constexpr float kBias = 1032.0f;          // 1024 + 8
+    static __device__ __forceinline__ uint32_t pair(float v) {
+        const T2 r = __floats2half2_rn(v, v);
+        return *reinterpret_cast<const uint32_t*>(&r);
+    }
+    static __device__ __forceinline__ uint32_t dequant(uint32_t v, uint32_t bias, uint32_t s) {
+        const T2 r =
+            __hmul2(__hsub2(*reinterpret_cast<const T2*>(&v), *reinterpret_cast<const T2*>(&bias)),
+                    *reinterpret_cast<const T2*>(&s));
+        return *reinterpret_cast<const uint32_t*>(&r);
+    }
+    static __device__ __forceinline__ void mma(float* d, const uint32_t* a, const uint32_t* b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(__CUDA_ARCH__)
+        __trap();
+#endif
+    }
+};
+
+// 8 consecutive activations of row `row` at element k0 (a whole 16-byte load; k % 8 == 0 so a
+// group of 8 is entirely inside or entirely past k), or zeros past m or k.
+template <typename T>
+__device__ __forceinline__ uint4 load_x_vec(const T* x, int row, int m, int k, int k0) {
+    if (row >= m || k0 >= k) return make_uint4(0, 0, 0, 0);
+    return __ldg(reinterpret_cast<const uint4*>(x + std::size_t(row) * k + k0));
+}
+
+struct MmaGemvArgs {
+    GemvArgs g;
+    int rounds;            // bytes per weight row / kRoundBytes, rounded up
+    int rounds_per_split;  // rounds of one split-K slice
+    int rounds_per_group;  // INT4: group / 128
+};
+
+// Weight rows per warp of the tensor-core GEMV for kN tiles.
+template <int kN>
+constexpr int kMmaWarpRows = 8 * kN;
+
+// grid (ceil(n / (4 · 8 · kN)), splits), 4 warps of kN weight tiles each. kUpper: x rows
+// 8..15 of a tile exist (m > 8); without them those A registers are zeros.
+template <bool kInt4, typename T, int kTiles, int kN, bool kUpper>
+__global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs ma) {
+    const GemvArgs& a = ma.g;
+    const int lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    const int n0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * kMmaWarpRows<kN>;
+    if (n0 >= a.n) return;  // whole warps only
+    const T* x = static_cast<const T*>(a.x);
+    const uint8_t* wrow[kN];
+    int srow[kN];  // the weight row whose INT4 scale this thread's B fragments need
+#pragma unroll
+    for (int i = 0; i < kN; ++i) {
+        srow[i] = min(n0 + 8 * i + g, a.n - 1);
+        wrow[i] = a.w + std::size_t(srow[i]) * a.row_bytes + t * kChunkBytes;
+    }
+    const int r_begin = blockIdx.y * ma.rounds_per_split;
+    const int r_end = min(ma.rounds, r_begin + ma.rounds_per_split);
+
+    float acc[kN][kTiles][4];
+#pragma unroll
+    for (int i = 0; i < kN; ++i)
+#pragma unroll
+        for (int tile = 0; tile < kTiles; ++tile)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                acc[i][tile][e] = 0.0f;
+
+    auto load_round = [&](int r, uint4* out) {
+        // INT8 rows end at a 16-byte chunk that may not fill the last round.
+        const bool ok = r < r_end && r * 4 + t < a.chunks;
+#pragma unroll
+        for (int i = 0; i < kN; ++i)
+            out[i] =
+                ok ? load_weights(wrow[i] + std::size_t(r) * kRoundBytes) : make_uint4(0, 0, 0, 0);
+    };
+    uint4 next[kN];
+    load_round(r_begin, next);
+    const uint32_t bias = Mma<T>::pair(Mma<T>::kBias);
+    for (int r = r_begin; r < r_end; ++r) {
+        uint4 wv[kN];
+#pragma unroll
+        for (int i = 0; i < kN; ++i)
+            wv[i] = next[i];
+        load_round(r + 1, next);  // in flight during this round's arithmetic
+
+        uint32_t s2[kN];  // INT4: this round's group scale of row g of each tile, as a T pair
+        if constexpr (kInt4) {
+            const std::size_t grp = r / ma.rounds_per_group;
+#pragma unroll
+            for (int i = 0; i < kN; ++i)
+                s2[i] = Mma<T>::pair(__half2float(a.scales[std::size_t(srow[i]) * a.groups + grp]));
+        }
+        // This thread's k range in the round: 32 (INT4) or 16 (INT8) elements.
+        constexpr int kPerThread = kInt4 ? 32 : 16;
+        const int kt = r * (kInt4 ? 128 : 64) + t * kPerThread;
+#pragma unroll
+        for (int j = 0; j < kPerThread / 8; ++j) {
+            // A fragments of every x tile for k slots 8j .. 8j + 7 of this thread: two mma steps.
+            uint32_t af[kTiles][2][4];
+#pragma unroll
+            for (int tile = 0; tile < kTiles; ++tile) {
+                const uint4 xl = load_x_vec(x, tile * 16 + g, a.m, a.k, kt + 8 * j);
+                const uint4 xh = kUpper ? load_x_vec(x, tile * 16 + g + 8, a.m, a.k, kt + 8 * j)
+                                        : make_uint4(0, 0, 0, 0);
+                if constexpr (kInt4) {
+                    // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
+                    af[tile][0][0] = __byte_perm(xl.x, xl.z, 0x5410);
+                    af[tile][0][1] = __byte_perm(xh.x, xh.z, 0x5410);
+                    af[tile][0][2] = __byte_perm(xl.x, xl.z, 0x7632);
+                    af[tile][0][3] = __byte_perm(xh.x, xh.z, 0x7632);
+                    af[tile][1][0] = __byte_perm(xl.y, xl.w, 0x5410);
+                    af[tile][1][1] = __byte_perm(xh.y, xh.w, 0x5410);
+                    af[tile][1][2] = __byte_perm(xl.y, xl.w, 0x7632);
+                    af[tile][1][3] = __byte_perm(xh.y, xh.w, 0x7632);
+                } else {
+                    // Steps take elements 0..3 and 4..7 in order.
+                    af[tile][0][0] = xl.x;
+                    af[tile][0][1] = xh.x;
+                    af[tile][0][2] = xl.y;
+                    af[tile][0][3] = xh.y;
+                    af[tile][1][0] = xl.z;
+                    af[tile][1][1] = xh.z;
+                    af[tile][1][2] = xl.w;
+                    af[tile][1][3] = xh.w;
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kN; ++i) {
+                uint32_t b[2][2];
+                if constexpr (kInt4) {
+                    const uint32_t u = word_of(wv[i], j) ^ 0x88888888u;
+#pragma unroll
+                    for (int p = 0; p < 4; ++p)
+                        b[p >> 1][p & 1] = Mma<T>::dequant(
+                            ((u >> (4 * p)) & 0x000F000Fu) | Mma<T>::kMagic, bias, s2[i]);
+                } else {
+                    float f[8];
+                    int8x4_to_float(word_of(wv[i], 2 * j), f);
+                    int8x4_to_float(word_of(wv[i], 2 * j + 1), f + 4);
+                    b[0][0] = Act<T>::narrow2(f[0], f[1]);
+                    b[0][1] = Act<T>::narrow2(f[2], f[3]);
+                    b[1][0] = Act<T>::narrow2(f[4], f[5]);
+                    b[1][1] = Act<T>::narrow2(f[6], f[7]);
+                }
+#pragma unroll
+                for (int tile = 0; tile < kTiles; ++tile) {
+                    Mma<T>::mma(acc[i][tile], af[tile][0], b[0]);
+                    Mma<T>::mma(acc[i][tile], af[tile][1], b[1]);
+                }
+            }
+        }
+    }
+
+    // Accumulator e of (tile i, x tile) is x row tile·16 + g (+ 8 for e >= 2) and weight row
+    // n0 + 8i + 2t + e % 2.
+#pragma unroll
+    for (int i = 0; i < kN; ++i) {
+        const int c0 = n0 + 8 * i + 2 * t;
+        float rs[2] = {1.0f, 1.0f};
+        if constexpr (!kInt4) {
+            rs[0] = __half2float(a.scales[min(c0, a.n - 1)]);
+            rs[1] = __half2float(a.scales[min(c0 + 1, a.n - 1)]);
+        }
+#pragma unroll
+        for (int tile = 0; tile < kTiles; ++tile) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int mrow = tile * 16 + g + (e >= 2 ? 8 : 0);
+                const int col = c0 + (e & 1);
+                if (mrow >= a.m || col >= a.n) continue;
+                const float v = acc[i][tile][e] * rs[e & 1];
+                if (gridDim.y == 1)
+                    static_cast<T*>(a.y)[std::size_t(mrow) * a.n + col] = Act<T>::narrow(v);
+                else
+                    a.partial[(std::size_t(blockIdx.y) * a.m + mrow) * a.n + col] = v;
+            }
+        }
+    }
+}
+
+// Split-K of the tensor-core GEMV: enough warps for about 16 per multiprocessor, >= 2 rounds per
+// slice, partial sums within `workspace_bytes`.
+inline int mma_split_count(int n, int m, int warp_rows, int rounds, int sm_count,
+                           std::size_t workspace_bytes) {
+    const long warps = (static_cast<long>(n) + warp_rows - 1) / warp_rows;
+    const long target = 16L * sm_count;
+    long split = warps >= target ? 1 : (target + warps - 1) / warps;
+    split = std::min<long>({split, std::max(1, rounds / 2), 32});
+    const std::size_t per_split = static_cast<std::size_t>(m) * n * sizeof(float);
+    if (split > 1) split = std::min<long>(split, static_cast<long>(workspace_bytes / per_split));
+    return static_cast<int>(std::max<long>(split, 1));
+}
+
 // y = Σ over the splits of the partial sums, in a fixed order (deterministic results).
 template <typename T>
 __global__ void sum_splits_kernel(const float* partial, T* y, int splits, std::size_t count) {

@@ -194,8 +194,9 @@ int main(int argc, char** argv) {
             }
             const std::size_t wbytes = copies.front().device_bytes();
             for (int m : ms) {
-                for (int path = 0; path < (is_int ? 2 : 1); ++path) {
-                    ctx.gemv_max_m = path == 0 ? (1 << 30) : 0;
+                for (int path = 0; path < (is_int ? 3 : 1); ++path) {
+                    ctx.gemv_max_m = path < 2 ? (1 << 30) : 0;
+                    ctx.tensor_core_gemv = path == 0;
                     const double s =
                         fp16 ? time_calls(copies, static_cast<const __half*>(x),
                                           static_cast<__half*>(y), m, ctx, stream)
@@ -203,7 +204,8 @@ int main(int argc, char** argv) {
                                           static_cast<__nv_bfloat16*>(y), m, ctx, stream);
                     const double bytes = double(wbytes) + 2.0 * m * (double(k) + n);
                     const std::string path_name = !is_int     ? "cublas"
-                                                  : path == 0 ? "gemv"
+                                                  : path == 0 ? "gemv-tc"
+                                                  : path == 1 ? "gemv"
                                                               : "deq+gemm";
                     std::printf("%5dx%-6d %-5s %4d %-8s %10.2f %9.0f %5.0f%% %8.2f\n", n, k,
                                 cuda::format_name(f), m, path_name.c_str(), s * 1e6,
