@@ -22,6 +22,7 @@
 #include "demo_model.h"
 #include "documents/document.h"
 #include "documents/placeholders.h"
+#include "engine_options.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
@@ -136,61 +137,6 @@ void warn_untrained_pair(const std::string& model_dir, const Language* from, con
                  std::string(to.code).c_str());
 }
 
-/// --device's default: $MTDESK_DEVICE when set (the test suite pins the CPU this way), else
-/// "auto".
-QString default_device() {
-    const QString env = qEnvironmentVariable("MTDESK_DEVICE");
-    return env.isEmpty() ? QStringLiteral("auto") : env;
-}
-
-/// The GPU engine --device asks for ("auto": the first GPU, if any), or null for the CPU.
-std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
-                                                   const std::string& model_dir,
-                                                   std::optional<PromptStyle> style) {
-    const QString device = p.value(QStringLiteral("device"));
-    // Name where the value came from: the option, or the environment's default.
-    const std::string where =
-        (p.isSet(QStringLiteral("device")) ? "--device " : "MTDESK_DEVICE=") + device.toStdString();
-    const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
-    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
-    const auto kv_cache = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
-    if (!kv_cache) throw Error("--kv-cache must be 16bit or int8");
-    if (device == QLatin1String("cpu")) return nullptr;
-    int index = 0;
-    if (device.startsWith(QLatin1String("cuda"))) {
-        const QString n = device.mid(4);
-        bool ok = true;
-        if (n.startsWith(QLatin1Char(':'))) index = n.mid(1).toInt(&ok);
-        if (!ok || (!n.isEmpty() && !n.startsWith(QLatin1Char(':'))))
-            throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
-    } else if (device != QLatin1String("auto")) {
-        throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
-    }
-    const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
-    if (gpus.empty()) {
-        if (device == QLatin1String("auto")) return nullptr;
-#ifdef MTDESK_HAVE_CUDA
-        throw Error(where +
-                    ": no CUDA device found (no NVIDIA GPU, or its driver is not "
-                    "loaded); use --device cpu");
-#else
-        throw Error(where + ": this mtdesk was built without CUDA; use --device cpu");
-#endif
-    }
-    if (index < 0 || index >= static_cast<int>(gpus.size()))
-        throw Error(where + ": there are " + std::to_string(gpus.size()) +
-                    " GPUs (cuda:0 .. cuda:" + std::to_string(gpus.size() - 1) + ")");
-    if (style) throw Error("--prompt-style applies to the CPU engine; add --device cpu");
-    cuda::CudaEngineOptions o;
-    o.device = index;
-    o.tier = *tier;
-    o.kv_cache = *kv_cache;
-    bool ok = false;
-    o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&ok);
-    if (!ok || o.kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
-    return cuda::make_cuda_engine(model_dir, o);
-}
-
 /// Submits a job; the future holds its outcome.
 std::shared_future<JobOutcome> submit(TranslationEngine& engine, TranslationJob job) {
     auto promise = std::make_shared<std::promise<JobOutcome>>();
@@ -262,25 +208,12 @@ int cmd_translate(const QStringList& args) {
              "segment (case-insensitive, whole words) go into the model's terminology prompt "
              "(HY-MT1.5); a translation that lacks a term gets a warning on stderr."),
          QStringLiteral("FILE")},
-        {QStringLiteral("device"),
-         QStringLiteral("auto, cpu or cuda[:N]. auto: the first GPU when there is one (and this "
-                        "build has the CUDA engine), else the CPU. On a GPU every line of the "
-                        "input is submitted at once and translated in batches."),
-         QStringLiteral("DEVICE"), default_device()},
-        {QStringLiteral("tier"), QStringLiteral("GPU precision tier: bf16, fp16, int8 or int4."),
-         QStringLiteral("TIER"), QStringLiteral("bf16")},
-        {QStringLiteral("kv-tokens"),
-         QStringLiteral("GPU KV cache budget, in positions over all sequences."),
-         QStringLiteral("N"), QStringLiteral("16384")},
-        {QStringLiteral("kv-cache"),
-         QStringLiteral("GPU KV cache type: 16bit, or int8 (half the memory per position, so "
-                        "about twice the positions in the same budget of memory)."),
-         QStringLiteral("TYPE"), QStringLiteral("16bit")},
         {QStringLiteral("no-casing-guard"),
          QStringLiteral("Keep the model's casing of brand names and acronyms. By default words "
                         "of the source such as iPhone, GitHub, macOS, NASA keep their exact "
                         "casing in the translation.")},
     });
+    p.addOptions(engine_options());
     p.addOptions(remote_translate_options());
     if (!p.parse(args)) {
         std::fprintf(stderr, "mtdesk translate: %s\n", qPrintable(p.errorText()));
@@ -324,7 +257,7 @@ int cmd_translate(const QStringList& args) {
     }
     if (!remote) warn_untrained_pair(model_dir, request.source, *request.target);
     std::unique_ptr<TranslationEngine> gpu =
-        remote ? nullptr : open_gpu_engine(p, model_dir, style);
+        remote ? nullptr : open_gpu_engine(p, model_dir, style ? "--prompt-style" : nullptr);
     std::unique_ptr<Translator> cpu;
     if (!gpu && !remote) cpu = Translator::open_cpu(model_dir, style);
     const Translator* translator = gpu ? gpu->translator() : cpu.get();

@@ -20,6 +20,7 @@
 
 #include "cli_commands.h"
 #include "demo_model.h"
+#include "engine_options.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
@@ -30,53 +31,11 @@
 namespace mtdesk::app {
 namespace {
 
-/// The engine --device asks for, loaded: a GPU's batching engine, or the CPU engine ("auto":
+/// The engine the options ask for, loaded: a GPU's batching engine, or the CPU engine ("auto":
 /// the first GPU when there is one, as `mtdesk translate` chooses).
 std::unique_ptr<TranslationEngine> open_engine(const QCommandLineParser& p,
                                                const std::string& model_dir) {
-    QString device = p.value(QStringLiteral("device"));
-    const std::string where =
-        (p.isSet(QStringLiteral("device")) ? "--device " : "MTDESK_DEVICE=") + device.toStdString();
-    const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
-    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
-    bool ok = false;
-    const qlonglong kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&ok);
-    if (!ok || kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
-    const int max_batch = p.value(QStringLiteral("max-batch")).toInt(&ok);
-    if (!ok || max_batch < 1) throw Error("--max-batch needs a positive number");
-
-    std::optional<int> gpu;
-    if (device == QLatin1String("cuda")) {
-        gpu = 0;
-    } else if (device.startsWith(QLatin1String("cuda:"))) {
-        gpu = device.mid(5).toInt(&ok);
-        if (!ok || *gpu < 0) throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
-    } else if (device != QLatin1String("auto") && device != QLatin1String("cpu")) {
-        throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
-    }
-    if (device != QLatin1String("cpu")) {
-        const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
-        if (gpus.empty() && gpu) {
-#ifdef MTDESK_HAVE_CUDA
-            throw Error(where +
-                        ": no CUDA device found (no NVIDIA GPU, or its driver is not "
-                        "loaded); use --device cpu");
-#else
-            throw Error(where + ": this mtdesk was built without CUDA; use --device cpu");
-#endif
-        }
-        if (gpu && *gpu >= static_cast<int>(gpus.size()))
-            throw Error(where + ": there are " + std::to_string(gpus.size()) +
-                        " GPUs (cuda:0 .. cuda:" + std::to_string(gpus.size() - 1) + ")");
-        if (!gpus.empty()) {
-            cuda::CudaEngineOptions o;
-            o.device = gpu.value_or(0);
-            o.tier = *tier;
-            o.kv_tokens = kv_tokens;
-            o.max_batch = max_batch;
-            return cuda::make_cuda_engine(model_dir, o);
-        }
-    }
+    if (auto gpu = open_gpu_engine(p, model_dir)) return gpu;
     return make_cpu_engine(Translator::open_cpu(model_dir));
 }
 
@@ -163,7 +122,6 @@ int cmd_serve(const QStringList& args) {
         "says otherwise, which needs --api-key. Prints \"listening on http://HOST:PORT\" on "
         "stdout once it answers; SIGINT or SIGTERM stop it."));
     p.addHelpOption();
-    const QString env_device = qEnvironmentVariable("MTDESK_DEVICE");
     p.addOptions({
         {{QStringLiteral("m"), QStringLiteral("model")},
          QStringLiteral("Model directory (default: the bundled demo model)."),
@@ -171,17 +129,6 @@ int cmd_serve(const QStringList& args) {
         {QStringLiteral("served-model-name"),
          QStringLiteral("The model's id in the API (default: the model directory's name)."),
          QStringLiteral("NAME")},
-        {QStringLiteral("device"),
-         QStringLiteral("auto, cpu or cuda[:N] (default: $MTDESK_DEVICE, else auto: the first "
-                        "GPU when there is one)."),
-         QStringLiteral("DEVICE"), env_device.isEmpty() ? QStringLiteral("auto") : env_device},
-        {QStringLiteral("tier"), QStringLiteral("GPU precision tier: bf16, fp16, int8 or int4."),
-         QStringLiteral("TIER"), QStringLiteral("bf16")},
-        {QStringLiteral("kv-tokens"),
-         QStringLiteral("GPU KV cache budget, in positions over all sequences."),
-         QStringLiteral("N"), QStringLiteral("16384")},
-        {QStringLiteral("max-batch"), QStringLiteral("GPU: most sequences decoded at once."),
-         QStringLiteral("N"), QStringLiteral("64")},
         {QStringLiteral("host"),
          QStringLiteral("Address to listen on; other than loopback only with --api-key."),
          QStringLiteral("HOST"), QStringLiteral("127.0.0.1")},
@@ -205,6 +152,7 @@ int cmd_serve(const QStringList& args) {
          QStringLiteral("N"), QStringLiteral("0")},
         {QStringLiteral("quiet"), QStringLiteral("No line per request on stderr.")},
     });
+    p.addOptions(engine_options());
     if (!p.parse(args)) {
         std::fprintf(stderr, "mtdesk serve: %s\n", qPrintable(p.errorText()));
         return 2;

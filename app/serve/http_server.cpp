@@ -68,6 +68,7 @@ struct HttpServer::Impl {
     ServerOptions options;
     Endpoints endpoints;  // before `http`: streams still running refer to it
     httplib::Server http;
+    int listen_fd = -1;  // the listening socket, seen when cpp-httplib sets its options
     std::mutex phase_mutex;
     bool stopping = false;
     enum class Phase { Idle, Starting, Done } phase = Phase::Idle;
@@ -110,9 +111,10 @@ void HttpServer::Impl::setup(int engine_batch) {
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     // cpp-httplib's default sets SO_REUSEPORT, which would let a second server take the same
     // port silently; SO_REUSEADDR alone lets a restart reuse it at once.
-    http.set_socket_options([](socket_t sock) {
+    http.set_socket_options([this](socket_t sock) {
         int yes = 1;
         setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        listen_fd = sock;
     });
     http.set_payload_max_length(options.max_body_bytes);
     http.set_keep_alive_max_count(1000);
@@ -230,6 +232,10 @@ int HttpServer::bind() {
                     (err ? std::string(" (") + std::strerror(err) + ")" : std::string()) +
                     ": is the port taken, or the address not this machine's?");
     }
+    // Debian's compiled cpp-httplib listens with a backlog of 5: dozens of clients connecting
+    // at once would overflow it (connections dropped or retried a second later). Listening
+    // again on the bound socket raises the backlog.
+    if (impl_->listen_fd >= 0) ::listen(impl_->listen_fd, SOMAXCONN);
     return port;
 }
 

@@ -1,0 +1,32 @@
+#pragma once
+// The command line's engine choice, shared by `mtdesk translate` and `mtdesk serve`: --device,
+// --tier, --kv-tokens, --kv-cache and --max-batch, and opening the GPU engine they ask for.
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <QList>
+#include <QString>
+
+#include <memory>
+#include <string>
+
+#include "mtdesk/translate/translation_engine.h"
+
+namespace mtdesk::app {
+
+/// --device's default: $MTDESK_DEVICE when set, else "auto".
+QString default_device();
+
+/// The options open_gpu_engine() reads, with their help texts and defaults.
+QList<QCommandLineOption> engine_options();
+
+/// The GPU batching engine the parsed options ask for, or null when they choose the CPU
+/// (--device cpu, or auto on a machine without a usable GPU). `cpu_only`: an option the caller
+/// has that only the CPU engine supports ("--prompt-style"), named in the error when a GPU is
+/// chosen; null for none. Throws Error naming the option (or MTDESK_DEVICE) for a bad value,
+/// a missing GPU, a build without CUDA; and what make_cuda_engine throws.
+std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
+                                                   const std::string& model_dir,
+                                                   const char* cpu_only = nullptr);
+
+}  // namespace mtdesk::app
