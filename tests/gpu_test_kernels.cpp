@@ -1,6 +1,8 @@
 // Every CUDA decoder kernel against the CPU implementation (engine/cpu/ops_cpu.h) on random
 // inputs, in bf16 and fp16, with odd sizes: head_dim 64 and 128 and 40, sequences crossing KV
-// block boundaries, prefill and decode rows in one batch, 1 and 63 rows.
+// block boundaries, prefill and decode rows in one batch, 1 and 63 rows; the KV cache in 16-bit
+// and int8, attention in one pass and split into partitions (contexts across the partition
+// boundaries, grouped-query, multi-query and multi-head layouts).
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -11,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -20,6 +23,7 @@
 #include "cpu/thread_pool_cpu.h"
 #include "cuda/cuda_common.h"
 #include "cuda/ops_cuda.h"
+#include "mtdesk/quant/tiers.h"
 #include "mtdesk/runtime/sampling.h"
 
 using namespace mtdesk;
@@ -85,6 +89,272 @@ template <typename T>
 double tolerance() {
     return std::is_same_v<T, __nv_bfloat16> ? 2.5e-2 : 4e-3;
 }
+
+template <typename V>
+DeviceBuffer bytes_to_device(const std::vector<V>& v) {
+    DeviceBuffer d(std::max<std::size_t>(v.size() * sizeof(V), 4));
+    MTDESK_CUDA_CHECK(cudaMemcpy(d.get(), v.data(), v.size() * sizeof(V), cudaMemcpyHostToDevice));
+    return d;
+}
+
+template <typename V>
+std::vector<V> bytes_from_device(const DeviceBuffer& d, std::size_t n) {
+    std::vector<V> h(n);
+    MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+    MTDESK_CUDA_CHECK(cudaMemcpy(h.data(), d.get(), n * sizeof(V), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+/// One attention step over a paged KV cache: sequences with random keys and values in shuffled
+/// blocks, each attended by its last `fresh` positions (1: a decode token; more: a prefill
+/// chunk), with the cache images for a 16-bit and an int8 cache.
+struct PagedStep {
+    int heads = 0, kv_heads = 0, head_dim = 0, block = 16, max_blocks = 0;
+    std::vector<int> lengths, fresh;
+    std::vector<int32_t> tables, token_seq, token_pos;
+    // Per sequence [length, kv_heads, head_dim]: the keys/values as a 16-bit cache holds them
+    // (already rounded to T), and as an int8 cache gives them back (dequantised).
+    std::vector<std::vector<float>> k, v, k_int8, v_int8;
+    std::vector<float> q;                 // [tokens, heads, head_dim]
+    std::vector<float> k16, v16;          // 16-bit cache [slots, kv_heads, head_dim]
+    std::vector<int8_t> k8, v8;           // int8 cache [slots, kv_heads, head_dim]
+    std::vector<float> k_scale, v_scale;  // [slots, kv_heads]
+    std::vector<int32_t> spare_blocks;    // blocks no sequence owns (zeros)
+
+    int tokens() const { return static_cast<int>(token_seq.size()); }
+    int max_context() const { return *std::max_element(lengths.begin(), lengths.end()); }
+};
+
+template <typename T>
+PagedStep make_step(int heads, int kv_heads, int head_dim, const std::vector<int>& lengths,
+                    const std::vector<int>& fresh, std::mt19937& rng) {
+    PagedStep s;
+    s.heads = heads;
+    s.kv_heads = kv_heads;
+    s.head_dim = head_dim;
+    s.lengths = lengths;
+    s.fresh = fresh;
+    const int w = kv_heads * head_dim;  // floats per position
+    int num_blocks = 0;
+    for (int l : lengths) {
+        s.max_blocks = std::max(s.max_blocks, (l + s.block - 1) / s.block);
+        num_blocks += (l + s.block - 1) / s.block;
+    }
+    num_blocks += 3;  // spare blocks nobody owns
+    std::vector<int32_t> free_blocks(num_blocks);
+    std::iota(free_blocks.begin(), free_blocks.end(), 0);
+    std::shuffle(free_blocks.begin(), free_blocks.end(), rng);
+    const std::size_t num_slots = std::size_t(num_blocks) * s.block;
+    s.tables.assign(lengths.size() * s.max_blocks, 0);
+    s.k16.assign(num_slots * w, 0.0f);
+    s.v16.assign(num_slots * w, 0.0f);
+    s.k8.assign(num_slots * w, 0);
+    s.v8.assign(num_slots * w, 0);
+    s.k_scale.assign(num_slots * kv_heads, 0.0f);
+    s.v_scale.assign(num_slots * kv_heads, 0.0f);
+    int next = 0;
+    for (std::size_t q = 0; q < lengths.size(); ++q) {
+        const int len = lengths[q];
+        for (int b = 0; b < (len + s.block - 1) / s.block; ++b)
+            s.tables[q * s.max_blocks + b] = free_blocks[next++];
+        // Each head vector scaled by its own power of two (exact in T): magnitudes that differ
+        // from position to position, as in a real cache, so per-vector int8 scales matter.
+        std::vector<float> k = random_values<T>(std::size_t(len) * w, rng);
+        std::vector<float> v = random_values<T>(k.size(), rng, 2.0f);
+        std::uniform_int_distribution<int> k_exp(-2, 2), v_exp(-3, 3);
+        for (std::size_t r = 0; r < std::size_t(len) * kv_heads; ++r) {
+            const int ek = k_exp(rng), ev = v_exp(rng);
+            for (int i = 0; i < head_dim; ++i) {
+                k[r * head_dim + i] = std::ldexp(k[r * head_dim + i], ek);
+                v[r * head_dim + i] = std::ldexp(v[r * head_dim + i], ev);
+            }
+        }
+        std::vector<int8_t> kq(k.size()), vq(v.size());
+        std::vector<float> ks(std::size_t(len) * kv_heads), vs(ks.size());
+        cpu::quantize_kv_int8(k.data(), int64_t(len) * kv_heads, head_dim, kq.data(), ks.data());
+        cpu::quantize_kv_int8(v.data(), int64_t(len) * kv_heads, head_dim, vq.data(), vs.data());
+        std::vector<float> kd(k.size()), vd(v.size());
+        cpu::dequantize_kv_int8(kq.data(), ks.data(), int64_t(len) * kv_heads, head_dim, kd.data());
+        cpu::dequantize_kv_int8(vq.data(), vs.data(), int64_t(len) * kv_heads, head_dim, vd.data());
+        for (int p = 0; p < len; ++p) {
+            const std::size_t slot =
+                std::size_t(s.tables[q * s.max_blocks + p / s.block]) * s.block + p % s.block;
+            std::copy_n(k.begin() + std::size_t(p) * w, w, s.k16.begin() + slot * w);
+            std::copy_n(v.begin() + std::size_t(p) * w, w, s.v16.begin() + slot * w);
+            std::copy_n(kq.begin() + std::size_t(p) * w, w, s.k8.begin() + slot * w);
+            std::copy_n(vq.begin() + std::size_t(p) * w, w, s.v8.begin() + slot * w);
+            std::copy_n(ks.begin() + std::size_t(p) * kv_heads, kv_heads,
+                        s.k_scale.begin() + slot * kv_heads);
+            std::copy_n(vs.begin() + std::size_t(p) * kv_heads, kv_heads,
+                        s.v_scale.begin() + slot * kv_heads);
+        }
+        s.k.push_back(std::move(k));
+        s.v.push_back(std::move(v));
+        s.k_int8.push_back(std::move(kd));
+        s.v_int8.push_back(std::move(vd));
+        for (int p = len - fresh[q]; p < len; ++p) {
+            s.token_seq.push_back(static_cast<int32_t>(q));
+            s.token_pos.push_back(p);
+        }
+    }
+    s.spare_blocks.assign(free_blocks.begin() + next, free_blocks.end());
+    s.q = random_values<T>(std::size_t(s.tokens()) * heads * head_dim, rng, 1.5f);
+    return s;
+}
+
+/// The same step with a decode token of a new one-position sequence (zeros, in a spare block)
+/// in front: every other token moves down one row, so prefill runs fall differently into the
+/// tensor-core kernel's blocks of 64 rows.
+PagedStep with_leading_token(const PagedStep& s) {
+    PagedStep r = s;
+    const std::size_t w = std::size_t(s.kv_heads) * s.head_dim;
+    r.lengths.insert(r.lengths.begin(), 1);
+    r.fresh.insert(r.fresh.begin(), 1);
+    std::vector<int32_t> table(s.max_blocks, 0);
+    table[0] = s.spare_blocks.at(0);
+    r.tables.insert(r.tables.begin(), table.begin(), table.end());
+    r.token_seq.assign(1, 0);
+    for (int32_t q : s.token_seq)
+        r.token_seq.push_back(q + 1);
+    r.token_pos.insert(r.token_pos.begin(), 0);
+    for (auto* kv : {&r.k, &r.v, &r.k_int8, &r.v_int8})
+        kv->insert(kv->begin(), std::vector<float>(w, 0.0f));
+    r.q.insert(r.q.begin(), std::size_t(s.heads) * s.head_dim, 0.0f);
+    return r;
+}
+
+/// The host's in_run(): token t and a neighbour are one sequence at adjacent positions (a
+/// prefill run, the tensor-core kernel's work).
+bool in_run(const PagedStep& s, int t) {
+    auto linked = [&](int a, int b) {
+        return a >= 0 && b < s.tokens() && s.token_seq[a] == s.token_seq[b] &&
+               s.token_pos[b] == s.token_pos[a] + 1;
+    };
+    return linked(t - 1, t) || linked(t, t + 1);
+}
+
+/// The CPU attention of every token of the step, on the keys/values a 16-bit cache holds, or
+/// (int8) on the dequantised values of the int8 cache.
+std::vector<float> reference_attention(const PagedStep& s, bool int8, cpu::ThreadPool& pool) {
+    const int hd = s.heads * s.head_dim;
+    std::vector<float> out(s.q.size());
+    const float scale = 1.0f / std::sqrt(float(s.head_dim));
+    int t0 = 0;
+    for (std::size_t q = 0; q < s.lengths.size(); ++q) {
+        cpu::attention(s.q.data() + std::size_t(t0) * hd, (int8 ? s.k_int8 : s.k)[q].data(),
+                       (int8 ? s.v_int8 : s.v)[q].data(), out.data() + std::size_t(t0) * hd,
+                       s.fresh[q], s.lengths[q] - s.fresh[q], s.heads, s.kv_heads, s.head_dim,
+                       scale, pool);
+        t0 += s.fresh[q];
+    }
+    return out;
+}
+
+/// How a test runs cuda::paged_attention.
+struct AttentionRun {
+    bool int8 = false;
+    cuda::AttentionSplit split = cuda::AttentionSplit::Auto;
+    cuda::AttentionPrefill prefill = cuda::AttentionPrefill::Off;
+    int workspace_rows = 64;       // 0: no workspace
+    int workspace_partitions = 0;  // 0: enough for the step's longest context
+    int max_context = 0;           // 0: the step's true maximum
+};
+
+template <typename T>
+std::vector<float> run_attention(const PagedStep& s, const AttentionRun& r) {
+    DeviceBuffer dq = to_device<T>(s.q), dt = ints_to_device(s.tables),
+                 ds = ints_to_device(s.token_seq), dp = ints_to_device(s.token_pos),
+                 dout(s.q.size() * sizeof(T));
+    DeviceBuffer dk, dv, dks, dvs;
+    cuda::KvCacheLayer kv;
+    if (r.int8) {
+        dk = bytes_to_device(s.k8);
+        dv = bytes_to_device(s.v8);
+        dks = bytes_to_device(s.k_scale);
+        dvs = bytes_to_device(s.v_scale);
+        kv.storage = cuda::KvCacheLayer::Storage::Int8;
+        kv.k_scale = dks.as<float>();
+        kv.v_scale = dvs.as<float>();
+    } else {
+        dk = to_device<T>(s.k16);
+        dv = to_device<T>(s.v16);
+    }
+    kv.k = dk.get();
+    kv.v = dv.get();
+    const int max_context = r.max_context > 0 ? r.max_context : s.max_context();
+    cuda::SplitKvWorkspace ws;
+    DeviceBuffer dws;
+    if (r.workspace_rows > 0) {
+        ws.rows = r.workspace_rows;
+        ws.max_partitions = r.workspace_partitions > 0
+                                ? r.workspace_partitions
+                                : (s.max_context() + kSplitKvPartition - 1) / kSplitKvPartition;
+        ws.capacity =
+            cuda::split_kv_workspace_floats(ws.rows, s.heads, s.head_dim, ws.max_partitions);
+        dws.allocate(ws.capacity * sizeof(float));
+        // NaN everywhere: a partial the combine reads without the partition kernel having
+        // written it shows up in the result.
+        MTDESK_CUDA_CHECK(cudaMemset(dws.get(), 0xff, dws.bytes()));
+        ws.data = dws.as<float>();
+    }
+    MTDESK_CUDA_CHECK(cudaMemset(dout.get(), 0xff, dout.bytes()));
+    cuda::paged_attention<T>(dq.as<T>(), int64_t(s.heads) * s.head_dim, kv, dt.as<int32_t>(),
+                             s.max_blocks, ds.as<int32_t>(), dp.as<int32_t>(), dout.as<T>(),
+                             s.tokens(), s.heads, s.kv_heads, s.head_dim, s.block,
+                             1.0f / std::sqrt(float(s.head_dim)), max_context, ws, nullptr, r.split,
+                             r.prefill);
+    return from_device<T>(dout, s.q.size());
+}
+
+/// rel_error over the rows of the tokens whose context is (or is not) longer than one
+/// partition; 0 when there are none.
+double rel_error_rows(const PagedStep& s, const std::vector<float>& got,
+                      const std::vector<float>& want, bool split_rows) {
+    std::vector<float> g, w;
+    const std::size_t hd = std::size_t(s.heads) * s.head_dim;
+    for (int t = 0; t < s.tokens(); ++t)
+        if ((s.token_pos[t] + 1 > kSplitKvPartition) == split_rows) {
+            g.insert(g.end(), got.begin() + t * hd, got.begin() + (t + 1) * hd);
+            w.insert(w.end(), want.begin() + t * hd, want.begin() + (t + 1) * hd);
+        }
+    return w.empty() ? 0.0 : rel_error(g, w);
+}
+
+/// True when the rows of the tokens `which` picks are bit-identical in a and b.
+template <typename Pick>
+bool same_rows(const PagedStep& s, const std::vector<float>& a, const std::vector<float>& b,
+               Pick which) {
+    const std::size_t hd = std::size_t(s.heads) * s.head_dim;
+    for (int t = 0; t < s.tokens(); ++t)
+        if (which(t) && std::memcmp(&a[t * hd], &b[t * hd], hd * sizeof(float)) != 0) return false;
+    return true;
+}
+
+/// True when the rows of tokens with contexts of one partition are bit-identical.
+bool same_short_rows(const PagedStep& s, const std::vector<float>& a, const std::vector<float>& b) {
+    return same_rows(s, a, b, [&](int t) { return s.token_pos[t] + 1 <= kSplitKvPartition; });
+}
+
+/// rel_error over the rows of the tokens `which` picks (0 when it picks none).
+template <typename Pick>
+double rel_error_picked(const PagedStep& s, const std::vector<float>& got,
+                        const std::vector<float>& want, Pick which) {
+    std::vector<float> g, w;
+    const std::size_t hd = std::size_t(s.heads) * s.head_dim;
+    for (int t = 0; t < s.tokens(); ++t)
+        if (which(t)) {
+            g.insert(g.end(), got.begin() + t * hd, got.begin() + (t + 1) * hd);
+            w.insert(w.end(), want.begin() + t * hd, want.begin() + (t + 1) * hd);
+        }
+    return w.empty() ? 0.0 : rel_error(g, w);
+}
+
+bool all_finite(const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
+// Contexts across KV block (16) and partition (512) boundaries.
+const std::vector<int> kContexts = {1, 15, 16, 17, 511, 512, 513, 2047, 4100};
 
 }  // namespace
 
@@ -177,10 +447,12 @@ class TestKernels : public QObject {
         MTDESK_CUDA_CHECK(cudaMemcpy(dsin.get(), sn.data(), sn.size() * 4, cudaMemcpyHostToDevice));
         DeviceBuffer dpos = ints_to_device(positions), dslots = ints_to_device(slot_ids);
         DeviceBuffer dk(cache_elems * sizeof(T)), dv(cache_elems * sizeof(T));
+        cuda::KvCacheLayer cache;
+        cache.k = dk.get();
+        cache.v = dv.get();
         cuda::qkv_rope_cache<T>(dqkv.as<T>(), dbias.as<T>(), dqn.as<T>(), dkn.as<T>(), norm, 1e-6f,
                                 dcos.as<float>(), dsin.as<float>(), dpos.as<int32_t>(),
-                                dslots.as<int32_t>(), dk.as<T>(), dv.as<T>(), tokens, heads, kvh,
-                                head_dim, nullptr);
+                                dslots.as<int32_t>(), cache, tokens, heads, kvh, head_dim, nullptr);
         const auto got_qkv = from_device<T>(dqkv, qkv.size());
         const auto got_k = from_device<T>(dk, cache_elems), got_v = from_device<T>(dv, cache_elems);
         std::vector<float> gq(q.size()), gk(k.size()), gv(v.size());
@@ -196,6 +468,46 @@ class TestKernels : public QObject {
         QVERIFY2(rel_error(gq, q) < tol, qPrintable(QString::number(rel_error(gq, q))));
         QVERIFY2(rel_error(gk, k) < tol, qPrintable(QString::number(rel_error(gk, k))));
         QVERIFY(rel_error(gv, v) < tolerance<T>());
+
+        // The same step into an int8 cache: Q as before, and every written K/V head vector is
+        // exactly cpu::quantize_kv_int8 of what the 16-bit cache got (same bits, same scale).
+        DeviceBuffer dqkv8 = to_device<T>(qkv), dk8(cache_elems), dv8(cache_elems),
+                     dks(cache_elems / head_dim * 4), dvs(cache_elems / head_dim * 4);
+        cuda::KvCacheLayer cache8;
+        cache8.storage = cuda::KvCacheLayer::Storage::Int8;
+        cache8.k = dk8.get();
+        cache8.v = dv8.get();
+        cache8.k_scale = dks.as<float>();
+        cache8.v_scale = dvs.as<float>();
+        cuda::qkv_rope_cache<T>(dqkv8.as<T>(), dbias.as<T>(), dqn.as<T>(), dkn.as<T>(), norm, 1e-6f,
+                                dcos.as<float>(), dsin.as<float>(), dpos.as<int32_t>(),
+                                dslots.as<int32_t>(), cache8, tokens, heads, kvh, head_dim,
+                                nullptr);
+        const auto got_qkv8 = from_device<T>(dqkv8, qkv.size());
+        for (int t = 0; t < tokens; ++t)
+            for (int i = 0; i < heads * head_dim; ++i)
+                QCOMPARE(got_qkv8[size_t(t) * width + i], got_qkv[size_t(t) * width + i]);
+        const auto k8 = bytes_from_device<int8_t>(dk8, cache_elems);
+        const auto v8 = bytes_from_device<int8_t>(dv8, cache_elems);
+        const auto ks = bytes_from_device<float>(dks, cache_elems / head_dim);
+        const auto vs = bytes_from_device<float>(dvs, cache_elems / head_dim);
+        std::vector<int8_t> want8(size_t(kvh) * head_dim);
+        std::vector<float> want_scale(kvh);
+        for (int t = 0; t < tokens; ++t) {
+            const std::size_t row = size_t(slot_ids[t]) * kvh;  // first head vector of the slot
+            for (int which = 0; which < 2; ++which) {
+                const auto& cache16 = which == 0 ? got_k : got_v;
+                const auto& got8 = which == 0 ? k8 : v8;
+                const auto& got_scale = which == 0 ? ks : vs;
+                cpu::quantize_kv_int8(cache16.data() + row * head_dim, kvh, head_dim, want8.data(),
+                                      want_scale.data());
+                QVERIFY(std::equal(want8.begin(), want8.end(), got8.begin() + row * head_dim));
+                for (int g = 0; g < kvh; ++g) {
+                    QCOMPARE(got_scale[row + g], want_scale[g]);
+                    QVERIFY(want_scale[g] > 0.0f);
+                }
+            }
+        }
     }
 
     template <typename T>
@@ -251,12 +563,299 @@ class TestKernels : public QObject {
         DeviceBuffer dq = to_device<T>(q), dk = to_device<T>(kc), dv = to_device<T>(vc);
         DeviceBuffer dt = ints_to_device(tables), ds = ints_to_device(token_seq),
                      dp = ints_to_device(token_pos), dout(q.size() * sizeof(T));
-        cuda::paged_attention<T>(dq.as<T>(), int64_t(heads) * head_dim, dk.as<T>(), dv.as<T>(),
-                                 dt.as<int32_t>(), max_blocks, ds.as<int32_t>(), dp.as<int32_t>(),
-                                 dout.as<T>(), tokens, heads, kvh, head_dim, block, scale, nullptr);
+        cuda::KvCacheLayer cache;
+        cache.k = dk.get();
+        cache.v = dv.get();
+        cuda::paged_attention<T>(dq.as<T>(), int64_t(heads) * head_dim, cache, dt.as<int32_t>(),
+                                 max_blocks, ds.as<int32_t>(), dp.as<int32_t>(), dout.as<T>(),
+                                 tokens, heads, kvh, head_dim, block, scale, 100,
+                                 cuda::SplitKvWorkspace{}, nullptr);
         const double e = rel_error(from_device<T>(dout, q.size()), want);
         QVERIFY2(e < tolerance<T>(),
                  qPrintable(QString("attention d=%1: %2").arg(head_dim).arg(e)));
+    }
+
+    // Split-KV against one pass and the CPU; the int8 cache against the CPU on its dequantised
+    // values (as tight as the 16-bit cache) and against the 16-bit cache (loose, reported).
+    // batch 1: a step per context of kContexts (one decode token each) and a 40-position
+    // prefill chunk across the first partition boundary; batch 63: 62 decode tokens with the
+    // contexts in turn and that prefill chunk in one step (102 tokens, so the split path runs
+    // in pieces of its workspace's 64 rows).
+    template <typename T>
+    void check_paged_attention(int head_dim, int heads, int kv_heads, int batch, bool int8) {
+        std::mt19937 rng(head_dim * 1000 + heads * 100 + kv_heads * 10 + batch + int8);
+        cpu::ThreadPool pool(0);
+        std::vector<PagedStep> steps;
+        if (batch == 1) {
+            for (int c : kContexts)
+                steps.push_back(make_step<T>(heads, kv_heads, head_dim, {c}, {1}, rng));
+            steps.push_back(make_step<T>(heads, kv_heads, head_dim, {530}, {40}, rng));
+        } else {
+            std::vector<int> lengths, fresh;
+            for (int i = 0; i + 1 < batch; ++i) {
+                lengths.push_back(kContexts[i % kContexts.size()]);
+                fresh.push_back(1);
+            }
+            lengths.push_back(530);
+            fresh.push_back(40);
+            steps.push_back(make_step<T>(heads, kv_heads, head_dim, lengths, fresh, rng));
+        }
+        const double tol = tolerance<T>();
+        double worst = 0, worst_one_pass = 0, worst_vs_16bit = 0;
+        for (const PagedStep& s : steps) {
+            const QString what =
+                QString("longest context %1, %2 tokens").arg(s.max_context()).arg(s.tokens());
+            const auto want = reference_attention(s, int8, pool);
+            AttentionRun run;
+            run.int8 = int8;
+            const auto split = run_attention<T>(s, run);
+            run.split = cuda::AttentionSplit::Never;
+            const auto one_pass = run_attention<T>(s, run);
+            QVERIFY2(all_finite(split) && all_finite(one_pass), qPrintable(what));
+            const double e = rel_error(split, want), e1 = rel_error(one_pass, want);
+            worst = std::max(worst, e);
+            worst_one_pass = std::max(worst_one_pass, e1);
+            QVERIFY2(e < tol, qPrintable(what + QString(": split vs CPU %1").arg(e)));
+            QVERIFY2(e1 < tol, qPrintable(what + QString(": one pass vs CPU %1").arg(e1)));
+            // Contexts of one partition take the very same path in both modes; split ones agree
+            // to rounding.
+            QVERIFY2(same_short_rows(s, split, one_pass), qPrintable(what));
+            const double e_rows = rel_error_rows(s, split, one_pass, true);
+            QVERIFY2(e_rows < tol,
+                     qPrintable(what + QString(": split vs one pass %1").arg(e_rows)));
+
+            // A workspace of 16 rows (the step in pieces) gives the same bits as 64 rows.
+            run.split = cuda::AttentionSplit::Auto;
+            run.workspace_rows = 16;
+            const auto pieces = run_attention<T>(s, run);
+            QVERIFY2(std::memcmp(pieces.data(), split.data(), split.size() * sizeof(float)) == 0,
+                     qPrintable(what));
+            // Fewer partitions than the context needs (the workspace's limit, or a max_context
+            // below the true one): the rest goes to the last partition, still correct.
+            run.workspace_rows = 64;
+            run.workspace_partitions = 2;
+            const double e_clamped = rel_error(run_attention<T>(s, run), want);
+            QVERIFY2(e_clamped < tol,
+                     qPrintable(what + QString(": 2 partitions %1").arg(e_clamped)));
+            run.workspace_partitions = 0;
+            run.max_context = 600;
+            const double e_under = rel_error(run_attention<T>(s, run), want);
+            QVERIFY2(e_under < tol,
+                     qPrintable(what + QString(": max_context 600 %1").arg(e_under)));
+
+            // Prefill runs on tensor cores: close to the CPU; every other token's row is the
+            // split path's, bit for bit.
+            run = AttentionRun{};
+            run.int8 = int8;
+            run.prefill = cuda::AttentionPrefill::TensorCores;
+            const auto tc = run_attention<T>(s, run);
+            const double e_tc = rel_error(tc, want);
+            QVERIFY2(all_finite(tc) && e_tc < tol,
+                     qPrintable(what + QString(": tensor-core prefill %1").arg(e_tc)));
+            QVERIFY2(same_rows(s, tc, split, [&](int t) { return !in_run(s, t); }),
+                     qPrintable(what));
+
+            if (int8) {
+                const auto bits16 = run_attention<T>(s, AttentionRun{});
+                const double e16 = rel_error(split, bits16);
+                worst_vs_16bit = std::max(worst_vs_16bit, e16);
+                // Measured on an H200: up to 0.05 at contexts of 2,047 (these keys are scaled
+                // by up to 4 per position, which sharpens the softmax and with it the effect of
+                // rounding a key to 1/254 of its largest element).
+                QVERIFY2(e16 < 0.1, qPrintable(what + QString(": int8 vs 16-bit %1").arg(e16)));
+            }
+        }
+        if (int8)
+            qInfo(
+                "int8 KV: max rel. error %.3g vs the CPU on the dequantised cache (one pass "
+                "%.3g), %.3g vs the 16-bit cache",
+                worst, worst_one_pass, worst_vs_16bit);
+        else
+            qInfo("16-bit KV: max rel. error %.3g split, %.3g one pass vs the CPU", worst,
+                  worst_one_pass);
+    }
+
+    // The tensor-core prefill on a step of prefill chunks (from position 0 and after a long
+    // past, across its 64-row blocks, 64-key tiles and the 512-position partitions) mixed with
+    // decode tokens and two-token chunks: against the CPU and the one-pass kernel; lone tokens
+    // exactly as without it; and a run's rows bit-identical however the step's rows fall into
+    // the kernel's blocks.
+    template <typename T>
+    void check_prefill(int head_dim, int heads, int kv_heads, bool int8) {
+        std::mt19937 rng(head_dim * 1000 + heads * 100 + kv_heads * 10 + int8 + 7);
+        cpu::ThreadPool pool(0);
+        const PagedStep s =
+            make_step<T>(heads, kv_heads, head_dim, {1, 70, 200, 600, 17, 513, 4100, 130, 2},
+                         {1, 70, 37, 130, 2, 1, 65, 128, 2}, rng);
+        const double tol = tolerance<T>();
+        const auto want = reference_attention(s, int8, pool);
+        AttentionRun run;
+        run.int8 = int8;
+        const auto split = run_attention<T>(s, run);
+        run.split = cuda::AttentionSplit::Never;
+        const auto one_pass = run_attention<T>(s, run);
+        run.split = cuda::AttentionSplit::Auto;
+        run.prefill = cuda::AttentionPrefill::TensorCores;
+        const auto tc = run_attention<T>(s, run);
+        QVERIFY(all_finite(tc));
+        auto runs = [&](int t) { return in_run(s, t); };
+        auto lone = [&](int t) { return !in_run(s, t); };
+        const double e = rel_error(tc, want);
+        const double e_runs = rel_error_picked(s, tc, want, runs);
+        const double e_one = rel_error_picked(s, tc, one_pass, runs);
+        qInfo(
+            "tensor-core prefill: max rel. error %.3g vs the CPU (prefill rows %.3g), %.3g vs "
+            "the one-pass kernel",
+            e, e_runs, e_one);
+        QVERIFY2(e < tol, qPrintable(QString::number(e)));
+        QVERIFY2(e_one < tol, qPrintable(QString::number(e_one)));
+        QVERIFY(same_rows(s, tc, split, lone));
+        // One row further down: the same bits.
+        const PagedStep shifted = with_leading_token(s);
+        const auto tc2 = run_attention<T>(shifted, run);
+        const std::size_t hd = std::size_t(heads) * head_dim;
+        QCOMPARE(tc2.size(), tc.size() + hd);
+        QVERIFY(std::memcmp(tc2.data() + hd, tc.data(), tc.size() * sizeof(float)) == 0);
+    }
+
+    // Decode attention times in the 7B shape (32 query / 8 KV heads of 128, bf16), one pass
+    // against split, 16-bit against int8 cache: figures for the notes, with the bytes of K/V
+    // read per call over the time. The one check: at batch 1 the split path is the faster (32
+    // thread blocks cannot keep a GPU's memory busy; 32 per partition can).
+    void attention_figures() {
+        using T = __nv_bfloat16;
+        const int heads = 32, kvh = 8, d = 128, block = 16;
+        struct Shape {
+            int batch, context;
+        };
+        for (const Shape shape :
+             {Shape{1, 4096}, Shape{8, 4096}, Shape{64, 1024}, Shape{64, 2048}}) {
+            const int blocks_per_seq = shape.context / block;
+            const int num_blocks = shape.batch * blocks_per_seq;
+            const std::size_t vectors = std::size_t(num_blocks) * block * kvh;
+            std::vector<int32_t> tables(std::size_t(shape.batch) * blocks_per_seq),
+                seq(shape.batch), pos(shape.batch, shape.context - 1);
+            std::iota(tables.begin(), tables.end(), 0);
+            std::iota(seq.begin(), seq.end(), 0);
+            DeviceBuffer dt = ints_to_device(tables), ds = ints_to_device(seq),
+                         dp = ints_to_device(pos);
+            DeviceBuffer dq(std::size_t(shape.batch) * heads * d * sizeof(T)),
+                dout(std::size_t(shape.batch) * heads * d * sizeof(T));
+            DeviceBuffer dk(vectors * d * sizeof(T)), dv(vectors * d * sizeof(T)),
+                dscale(vectors * sizeof(float));
+            // Any finite values do for timing: 0x3c3c is 0.0115 in bf16, 60 in int8.
+            for (DeviceBuffer* b : {&dq, &dk, &dv})
+                MTDESK_CUDA_CHECK(cudaMemset(b->get(), 0x3c, b->bytes()));
+            MTDESK_CUDA_CHECK(cudaMemset(dscale.get(), 0, dscale.bytes()));
+            cuda::SplitKvWorkspace ws;
+            ws.rows = shape.batch;
+            ws.max_partitions = shape.context / kSplitKvPartition;
+            ws.capacity = cuda::split_kv_workspace_floats(ws.rows, heads, d, ws.max_partitions);
+            DeviceBuffer dws(ws.capacity * sizeof(float));
+            ws.data = dws.as<float>();
+            cudaEvent_t start, stop;
+            MTDESK_CUDA_CHECK(cudaEventCreate(&start));
+            MTDESK_CUDA_CHECK(cudaEventCreate(&stop));
+            auto time_us = [&](bool int8, cuda::AttentionSplit split) {
+                cuda::KvCacheLayer kv;
+                kv.k = dk.get();
+                kv.v = dv.get();
+                if (int8) {
+                    kv.storage = cuda::KvCacheLayer::Storage::Int8;
+                    kv.k_scale = kv.v_scale = dscale.as<float>();
+                }
+                auto call = [&] {
+                    cuda::paged_attention<T>(dq.as<T>(), int64_t(heads) * d, kv, dt.as<int32_t>(),
+                                             blocks_per_seq, ds.as<int32_t>(), dp.as<int32_t>(),
+                                             dout.as<T>(), shape.batch, heads, kvh, d, block,
+                                             0.088f, shape.context, ws, nullptr, split);
+                };
+                for (int i = 0; i < 3; ++i)
+                    call();
+                constexpr int kReps = 20;
+                MTDESK_CUDA_CHECK(cudaEventRecord(start));
+                for (int i = 0; i < kReps; ++i)
+                    call();
+                MTDESK_CUDA_CHECK(cudaEventRecord(stop));
+                MTDESK_CUDA_CHECK(cudaEventSynchronize(stop));
+                float ms = 0;
+                MTDESK_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+                return 1000.0 * ms / kReps;
+            };
+            const double split16 = time_us(false, cuda::AttentionSplit::Auto);
+            const double one16 = time_us(false, cuda::AttentionSplit::Never);
+            const double split8 = time_us(true, cuda::AttentionSplit::Auto);
+            const double one8 = time_us(true, cuda::AttentionSplit::Never);
+            MTDESK_CUDA_CHECK(cudaEventDestroy(start));
+            MTDESK_CUDA_CHECK(cudaEventDestroy(stop));
+            const double kv_bytes16 = 2.0 * shape.batch * shape.context * kvh * d * sizeof(T);
+            const double kv_bytes8 = 2.0 * shape.batch * shape.context * kvh * (d + 4);
+            qInfo(
+                "decode attention, batch %d x context %d: 16-bit cache split %.1f us (%.0f "
+                "GB/s), one pass %.1f us; int8 cache split %.1f us (%.0f GB/s), one pass "
+                "%.1f us",
+                shape.batch, shape.context, split16, kv_bytes16 / split16 / 1e3, one16, split8,
+                kv_bytes8 / split8 / 1e3, one8);
+            if (shape.batch == 1) QVERIFY(split16 < one16 && split8 < one8);
+        }
+
+        // Prefill of a 2,048-token prompt (positions 0 .. 2047 of one sequence) in one step:
+        // the tensor-core kernel against the per-token kernels. Checked: the former is faster.
+        const int n = 2048, blocks = n / block;
+        const std::size_t vectors = std::size_t(blocks) * block * kvh;
+        std::vector<int32_t> table(blocks), seq(n, 0), pos(n);
+        std::iota(table.begin(), table.end(), 0);
+        std::iota(pos.begin(), pos.end(), 0);
+        DeviceBuffer dt = ints_to_device(table), ds = ints_to_device(seq), dp = ints_to_device(pos);
+        DeviceBuffer dq(std::size_t(n) * heads * d * sizeof(T)), dout(dq.bytes());
+        DeviceBuffer dk(vectors * d * sizeof(T)), dv(vectors * d * sizeof(T));
+        for (DeviceBuffer* b : {&dq, &dk, &dv})
+            MTDESK_CUDA_CHECK(cudaMemset(b->get(), 0x3c, b->bytes()));
+        cuda::SplitKvWorkspace ws;
+        ws.rows = 64;
+        ws.max_partitions = n / kSplitKvPartition;
+        ws.capacity = cuda::split_kv_workspace_floats(ws.rows, heads, d, ws.max_partitions);
+        DeviceBuffer dws(ws.capacity * sizeof(float));
+        ws.data = dws.as<float>();
+        cuda::KvCacheLayer kv;
+        kv.k = dk.get();
+        kv.v = dv.get();
+        cudaEvent_t start, stop;
+        MTDESK_CUDA_CHECK(cudaEventCreate(&start));
+        MTDESK_CUDA_CHECK(cudaEventCreate(&stop));
+        auto time_us = [&](cuda::AttentionPrefill prefill) {
+            auto call = [&] {
+                cuda::paged_attention<T>(dq.as<T>(), int64_t(heads) * d, kv, dt.as<int32_t>(),
+                                         blocks, ds.as<int32_t>(), dp.as<int32_t>(), dout.as<T>(),
+                                         n, heads, kvh, d, block, 0.088f, n, ws, nullptr,
+                                         cuda::AttentionSplit::Auto, prefill);
+            };
+            call();
+            constexpr int kReps = 5;
+            MTDESK_CUDA_CHECK(cudaEventRecord(start));
+            for (int i = 0; i < kReps; ++i)
+                call();
+            MTDESK_CUDA_CHECK(cudaEventRecord(stop));
+            MTDESK_CUDA_CHECK(cudaEventSynchronize(stop));
+            float ms = 0;
+            MTDESK_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+            return 1000.0 * ms / kReps;
+        };
+        const double tc = time_us(cuda::AttentionPrefill::TensorCores);
+        const double per_token = time_us(cuda::AttentionPrefill::Off);
+        MTDESK_CUDA_CHECK(cudaEventDestroy(start));
+        MTDESK_CUDA_CHECK(cudaEventDestroy(stop));
+        // Causal: n (n + 1) / 2 query-key pairs, 2 d multiply-adds each for QK and PV.
+        const double flop = 4.0 * d * heads * (double(n) * (n + 1) / 2);
+        qInfo(
+            "prefill attention, 2048 tokens: tensor cores %.1f us (%.1f TFLOP/s), per-token "
+            "kernels %.1f us",
+            tc, flop / tc / 1e6, per_token);
+        int device = 0, major = 0;
+        MTDESK_CUDA_CHECK(cudaGetDevice(&device));
+        MTDESK_CUDA_CHECK(
+            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+        if (major >= 8) QVERIFY(tc < per_token);
     }
 
     template <typename T>
@@ -393,6 +992,70 @@ class TestKernels : public QObject {
         check_attention<__half>(128);
         check_attention<__half>(40);
     }
+    void pagedAttention_data() {
+        QTest::addColumn<bool>("fp16");
+        QTest::addColumn<int>("head_dim");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("kv_heads");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<bool>("int8");
+        QTest::newRow("bf16 d128 gqa 8/2 batch 1") << false << 128 << 8 << 2 << 1 << false;
+        QTest::newRow("bf16 d128 gqa 8/2 batch 63") << false << 128 << 8 << 2 << 63 << false;
+        QTest::newRow("fp16 d64 gqa 8/2 batch 1") << true << 64 << 8 << 2 << 1 << false;
+        QTest::newRow("fp16 d64 gqa 8/2 batch 63") << true << 64 << 8 << 2 << 63 << false;
+        QTest::newRow("bf16 d40 gqa 6/3 batch 63") << false << 40 << 6 << 3 << 63 << false;
+        QTest::newRow("fp16 d40 mha 4/4 batch 1") << true << 40 << 4 << 4 << 1 << false;
+        QTest::newRow("bf16 d64 mqa 16/1 batch 63") << false << 64 << 16 << 1 << 63 << false;
+        QTest::newRow("int8 bf16 d128 gqa 8/2 batch 63") << false << 128 << 8 << 2 << 63 << true;
+        QTest::newRow("int8 fp16 d128 gqa 8/2 batch 1") << true << 128 << 8 << 2 << 1 << true;
+        QTest::newRow("int8 bf16 d40 gqa 6/3 batch 1") << false << 40 << 6 << 3 << 1 << true;
+        QTest::newRow("int8 fp16 d64 mqa 16/1 batch 63") << true << 64 << 16 << 1 << 63 << true;
+    }
+    void pagedAttention() {
+        QFETCH(bool, fp16);
+        QFETCH(int, head_dim);
+        QFETCH(int, heads);
+        QFETCH(int, kv_heads);
+        QFETCH(int, batch);
+        QFETCH(bool, int8);
+        if (fp16)
+            check_paged_attention<__half>(head_dim, heads, kv_heads, batch, int8);
+        else
+            check_paged_attention<__nv_bfloat16>(head_dim, heads, kv_heads, batch, int8);
+    }
+    void prefillTensorCores_data() {
+        QTest::addColumn<bool>("fp16");
+        QTest::addColumn<int>("head_dim");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("kv_heads");
+        QTest::addColumn<bool>("int8");
+        QTest::newRow("bf16 d128 gqa 8/2") << false << 128 << 8 << 2 << false;
+        QTest::newRow("fp16 d128 gqa 8/2") << true << 128 << 8 << 2 << false;
+        QTest::newRow("bf16 d64 mqa 16/1") << false << 64 << 16 << 1 << false;
+        QTest::newRow("fp16 d40 gqa 6/3") << true << 40 << 6 << 3 << false;
+        QTest::newRow("bf16 d32 mha 4/4") << false << 32 << 4 << 4 << false;
+        QTest::newRow("bf16 d96 gqa 8/2") << false << 96 << 8 << 2 << false;
+        QTest::newRow("int8 bf16 d128 gqa 8/2") << false << 128 << 8 << 2 << true;
+        QTest::newRow("int8 fp16 d64 gqa 8/2") << true << 64 << 8 << 2 << true;
+        QTest::newRow("int8 bf16 d40 gqa 6/3") << false << 40 << 6 << 3 << true;
+    }
+    void prefillTensorCores() {
+        int device = 0, major = 0;
+        MTDESK_CUDA_CHECK(cudaGetDevice(&device));
+        MTDESK_CUDA_CHECK(
+            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+        if (major < 8) QSKIP("tensor-core prefill needs sm_80 or later");
+        QFETCH(bool, fp16);
+        QFETCH(int, head_dim);
+        QFETCH(int, heads);
+        QFETCH(int, kv_heads);
+        QFETCH(bool, int8);
+        if (fp16)
+            check_prefill<__half>(head_dim, heads, kv_heads, int8);
+        else
+            check_prefill<__nv_bfloat16>(head_dim, heads, kv_heads, int8);
+    }
+    void decodeAttentionFigures() { attention_figures(); }
     void swigluEmbeddingGather() {
         check_swiglu_embedding_gather<__nv_bfloat16>();
         check_swiglu_embedding_gather<__half>();

@@ -99,6 +99,47 @@ class TestTiers : public QObject {
         // Target: INT4 7B with an 8k KV budget in ≤ 6 GiB.
         QVERIFY(e.total() < (6ull << 30));
     }
+
+    // An int8 KV cache: one byte per element plus one fp32 scale per (position, kv head).
+    void int8KvCache() {
+        for (KvCacheDtype d : {KvCacheDtype::Auto, KvCacheDtype::Int8})
+            QCOMPARE(parse_kv_cache_dtype(kv_cache_dtype_name(d)), std::optional<KvCacheDtype>(d));
+        QCOMPARE(parse_kv_cache_dtype("auto"), std::optional<KvCacheDtype>(KvCacheDtype::Auto));
+        QVERIFY(!parse_kv_cache_dtype("int4"));
+        const ModelConfig c = hunyuan_mt_7b();
+        // 7B: 2 × 32 layers × 8 KV heads × (128 + 4) bytes × 8192 tokens = 528 MiB.
+        QCOMPARE(kv_cache_bytes(c, 8192, KvCacheDtype::Int8), std::size_t(528) << 20);
+        QCOMPARE(kv_cache_bytes(c, 8192, KvCacheDtype::Auto), kv_cache_bytes(c, 8192));
+        // 1.8B: 2 × 32 × 4 × 132 × 4096.
+        QCOMPARE(kv_cache_bytes(hy_mt15_18b(), 4096, KvCacheDtype::Int8),
+                 std::size_t(2) * 32 * 4 * 132 * 4096);
+        for (Tier t : all_tiers()) {
+            const MemoryEstimate bits16 = estimate_memory(c, t, 8192, 8);
+            QCOMPARE(estimate_memory(c, t, 8192, 8, KvCacheDtype::Auto).total(), bits16.total());
+            const MemoryEstimate int8 = estimate_memory(c, t, 8192, 8, KvCacheDtype::Int8);
+            QCOMPARE(int8.weights, bits16.weights);
+            QCOMPARE(int8.workspace, bits16.workspace);
+            QCOMPARE(int8.kv_cache, std::size_t(528) << 20);
+            QCOMPARE(bits16.total() - int8.total(), (std::size_t(1) << 30) - (528u << 20));
+        }
+    }
+
+    // The split-KV attention's partials: rows × heads × ceil(context / 512) × (head_dim + 2)
+    // floats, nothing when no context is longer than one partition; contexts are bounded by
+    // the model's positions.
+    void splitKvWorkspace() {
+        ModelConfig c = hunyuan_mt_7b();
+        c.max_position_embeddings = 32768;
+        QCOMPARE(split_kv_workspace_bytes(c, 512, 64), std::size_t(0));
+        QCOMPARE(split_kv_workspace_bytes(c, 513, 64), std::size_t(64) * 32 * 2 * 130 * 4);
+        QCOMPARE(split_kv_workspace_bytes(c, 16384, 64), std::size_t(64) * 32 * 32 * 130 * 4);
+        const MemoryEstimate small = estimate_memory(c, Tier::INT4, 512, 64);
+        const MemoryEstimate large = estimate_memory(c, Tier::INT4, 16384, 64);
+        QCOMPARE(large.workspace - small.workspace, split_kv_workspace_bytes(c, 16384, 64));
+        // A KV budget beyond the model's 32768 positions: partitions for 32768 only.
+        QCOMPARE(estimate_memory(c, Tier::INT4, 65536, 64).workspace - small.workspace,
+                 split_kv_workspace_bytes(c, 32768, 64));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestTiers)

@@ -57,4 +57,29 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
     }
 }
 
+void quantize_kv_int8(const float* x, int64_t rows, int64_t dim, int8_t* q, float* scale) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * dim;
+        int8_t* qr = q + r * dim;
+        float amax = 0.0f;
+        for (int64_t i = 0; i < dim; ++i)
+            amax = std::max(amax, std::abs(xr[i]));
+        const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+        scale[r] = amax / 127.0f;
+        for (int64_t i = 0; i < dim; ++i) {
+            // nearbyint rounds half to even in the default rounding mode, as the GPU's
+            // __float2int_rn does.
+            const float v = std::nearbyint(xr[i] * inv);
+            // NaN (a non-finite input) becomes 0, as in the GPU's conversion.
+            qr[i] = v == v ? static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f)) : int8_t{0};
+        }
+    }
+}
+
+void dequantize_kv_int8(const int8_t* q, const float* scale, int64_t rows, int64_t dim, float* x) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < dim; ++i)
+            x[r * dim + i] = static_cast<float>(q[r * dim + i]) * scale[r];
+}
+
 }  // namespace mtdesk::cpu

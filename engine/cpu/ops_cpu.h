@@ -108,4 +108,16 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
                int64_t tokens, int64_t past, int64_t heads, int64_t kv_heads, int64_t head_dim,
                float scale, ThreadPool& pool);
 
+/// The INT8 KV cache's format (the reference for the CUDA cache write, engine/cuda/ops_cuda.h):
+/// each row (one position's key or value vector of one kv head) is quantised symmetrically,
+///   amax = max_i |x[r, i]|, scale[r] = amax / 127,
+///   q[r, i] = clamp(round_half_even(x[r, i] * (127 / amax)), -127, 127),
+/// in fp32 with exactly these operations (so the GPU, doing the same, gets the same bits); a
+/// zero row gets scale 0 and zeros. The error per element is at most scale / 2.
+/// x: [rows, dim]; q: [rows, dim] int8; scale: [rows] fp32.
+void quantize_kv_int8(const float* x, int64_t rows, int64_t dim, int8_t* q, float* scale);
+
+/// x[r, i] = q[r, i] * scale[r] (fp32): the values the attention kernels compute with.
+void dequantize_kv_int8(const int8_t* q, const float* scale, int64_t rows, int64_t dim, float* x);
+
 }  // namespace mtdesk::cpu

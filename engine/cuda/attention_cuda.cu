@@ -1,65 +1,182 @@
 // Causal attention over the paged KV cache (the twin of cpu/attention_cpu.cpp, which reads a
-// contiguous cache).
+// contiguous cache), from a 16-bit or an int8 cache: one kernel that runs one partition of one
+// (token, head) per thread block, and for contexts split into several partitions a second
+// kernel that combines their partial softmaxes (FlashDecoding, Dao et al. 2023; the layout of
+// vLLM's paged_attention_v2); and for prefill chunks a tensor-core kernel that runs 64 query
+// rows of one sequence per thread block over tiles of 64 keys (FlashAttention-2, Dao 2023).
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
 #include "cuda/ops_cuda.h"
+#include "mtdesk/quant/tiers.h"
 
 namespace mtdesk::cuda {
 namespace {
 
 constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
 constexpr int kMaxHeadDim = 256;
-constexpr int kPerLane = kMaxHeadDim / 32;
+// Positions a warp works on at once: their K and V rows are loaded together, so that several
+// independent loads are in flight before the first dot product needs its data.
+constexpr int kKeysPerStep = 4;
 
-// grid (tokens, heads), kWarps warps: warp w takes keys w, w + kWarps, ...; lane l holds
-// dimensions l, l + 32, ... of the query and of its running output.
-template <typename T>
-__global__ void paged_attention_kernel(const T* q, int64_t q_stride, const T* k_cache,
-                                       const T* v_cache, const int32_t* block_tables,
-                                       int max_blocks, const int32_t* token_seq,
-                                       const int32_t* token_pos, T* out, int heads, int kv_heads,
-                                       int d, int block_size, float scale) {
-    const int t = blockIdx.x, h = blockIdx.y;
+// Two adjacent elements of a cache row as fp32. Rows are read in pairs: head_dim is even, so a
+// pair is 4-byte aligned in a 16-bit cache and 2-byte aligned in an int8 one.
+template <typename C>
+__device__ __forceinline__ float2 load_pair(const C* row, int pair);
+template <>
+__device__ __forceinline__ float2 load_pair<__nv_bfloat16>(const __nv_bfloat16* row, int pair) {
+    return __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(row)[pair]);
+}
+template <>
+__device__ __forceinline__ float2 load_pair<__half>(const __half* row, int pair) {
+    return __half22float2(reinterpret_cast<const __half2*>(row)[pair]);
+}
+template <>
+__device__ __forceinline__ float2 load_pair<int8_t>(const int8_t* row, int pair) {
+    const char2 c = reinterpret_cast<const char2*>(row)[pair];
+    return make_float2(static_cast<float>(c.x), static_cast<float>(c.y));
+}
+
+/// Where the partition kernel leaves the partial results of split contexts
+/// (SplitKvWorkspace's layout).
+struct Partials {
+    float* out = nullptr;  // [rows, heads, max_partitions, head_dim]
+    float* max = nullptr;  // [rows, heads, max_partitions]
+    float* sum = nullptr;  // [rows, heads, max_partitions]
+    int max_partitions = 0;
+};
+
+/// How many partitions a context of `length` positions has: ceil(length / partition), at most
+/// `launched` (a context longer than the launch foresaw gets the rest in its last partition).
+__device__ __forceinline__ int partitions_of(int length, int partition, int launched) {
+    return min((length - 1) / partition + 1, launched);
+}
+
+/// Whether token t belongs to a prefill run: a neighbour in the step is the same sequence at
+/// the adjacent position. With the tensor-core prefill on, those tokens are its work and the
+/// other kernels skip them.
+__device__ __forceinline__ bool in_run(const int32_t* token_seq, const int32_t* token_pos, int t,
+                                       int tokens) {
+    const int s = token_seq[t], p = token_pos[t];
+    return (t > 0 && token_seq[t - 1] == s && token_pos[t - 1] == p - 1) ||
+           (t + 1 < tokens && token_seq[t + 1] == s && token_pos[t + 1] == p + 1);
+}
+
+// grid (tokens of this launch, heads, partitions), kWarps warps. Block (tc, h, z) attends token
+// token0 + tc, head h, over positions [z * partition, ...) of its context. Warp w takes
+// positions begin + 4w .. begin + 4w + 3, then 16 further on, and so on; lane l holds the
+// element pairs (2l, 2l + 1), (2l + 64, 2l + 65), ... of the query and of its running output.
+// A context with one partition is finished here (normalised, rounded to T); otherwise the
+// partition's maximum, sum and unnormalised output go to `partials` for the combine kernel.
+// C is the cache's element type: T, or int8_t with per-(slot, kv head) fp32 scales.
+template <typename T, typename C, int kPairs>
+__global__ void __launch_bounds__(kThreads)
+    attention_partition_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
+                               const int32_t* __restrict__ block_tables, int max_blocks,
+                               const int32_t* __restrict__ token_seq,
+                               const int32_t* __restrict__ token_pos, T* __restrict__ out,
+                               int token0, int tokens, bool skip_runs, int heads, int kv_heads,
+                               int d, int block_size, float scale, int partition,
+                               Partials partials) {
+    constexpr bool kInt8 = std::is_same_v<C, int8_t>;
+    const int tc = blockIdx.x, t = token0 + tc, h = blockIdx.y, z = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (skip_runs && in_run(token_seq, token_pos, t, tokens)) return;
+    const int length = token_pos[t] + 1;
+    const int parts = partitions_of(length, partition, gridDim.z);
+    if (z >= parts) return;  // the whole block leaves together: no barrier is skipped
+    const int begin = z * partition;
+    const int end = z == parts - 1 ? length : begin + partition;
     const int g = h / (heads / kv_heads);
     const int32_t* table = block_tables + static_cast<int64_t>(token_seq[t]) * max_blocks;
-    const int length = token_pos[t] + 1;
+    const C* k_cache = static_cast<const C*>(cache.k);
+    const C* v_cache = static_cast<const C*>(cache.v);
 
-    float qv[kPerLane], acc[kPerLane];
+    float2 qv[kPairs], acc[kPairs];
     const T* qrow = q + t * q_stride + static_cast<int64_t>(h) * d;
 #pragma unroll
-    for (int e = 0; e < kPerLane; ++e) {
-        const int i = lane + 32 * e;
-        qv[e] = i < d ? to_f32(qrow[i]) * scale : 0.0f;
-        acc[e] = 0.0f;
+    for (int e = 0; e < kPairs; ++e) {
+        const int i = 2 * (lane + 32 * e);
+        // q may sit at any 2-byte offset (a row of the fused qkv buffer): scalar loads.
+        qv[e] = i < d ? make_float2(to_f32(qrow[i]) * scale, to_f32(qrow[i + 1]) * scale)
+                      : make_float2(0.0f, 0.0f);
+        acc[e] = make_float2(0.0f, 0.0f);
     }
+
     float m = -INFINITY, l = 0.0f;
-    for (int j = warp; j < length; j += kWarps) {
-        const int64_t slot =
-            static_cast<int64_t>(table[j / block_size]) * block_size + j % block_size;
-        const T* k = k_cache + (slot * kv_heads + g) * d;
-        float dot = 0.0f;
+    for (int j0 = begin + warp * kKeysPerStep; j0 < end; j0 += kWarps * kKeysPerStep) {
+        // Head-vector index (slot * kv_heads + g) of each position; positions past the end
+        // repeat the last one (a valid row) and get weight 0 below.
+        int64_t row[kKeysPerStep];
 #pragma unroll
-        for (int e = 0; e < kPerLane; ++e) {
-            const int i = lane + 32 * e;
-            if (i < d) dot += qv[e] * to_f32(k[i]);
+        for (int u = 0; u < kKeysPerStep; ++u) {
+            const int j = min(j0 + u, end - 1);
+            const int64_t slot =
+                static_cast<int64_t>(table[j / block_size]) * block_size + j % block_size;
+            row[u] = slot * kv_heads + g;
         }
-        dot = warp_sum(dot);
-        const float m_new = fmaxf(m, dot);
-        const float correction = __expf(m - m_new);
-        const float p = __expf(dot - m_new);
-        l = l * correction + p;
-        const T* v = v_cache + (slot * kv_heads + g) * d;
+        float2 kk[kKeysPerStep][kPairs], vv[kKeysPerStep][kPairs];
 #pragma unroll
-        for (int e = 0; e < kPerLane; ++e) {
-            const int i = lane + 32 * e;
-            if (i < d) acc[e] = acc[e] * correction + p * to_f32(v[i]);
+        for (int u = 0; u < kKeysPerStep; ++u)
+#pragma unroll
+            for (int e = 0; e < kPairs; ++e) {
+                const int p = lane + 32 * e;
+                const bool in = 2 * p < d;
+                kk[u][e] = in ? load_pair(k_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
+                vv[u][e] = in ? load_pair(v_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
+            }
+        float s[kKeysPerStep];
+#pragma unroll
+        for (int u = 0; u < kKeysPerStep; ++u) {
+            float dot = 0.0f;
+#pragma unroll
+            for (int e = 0; e < kPairs; ++e)
+                dot += qv[e].x * kk[u][e].x + qv[e].y * kk[u][e].y;
+            s[u] = dot;
+        }
+        // Four warp sums interleaved: their shuffles overlap.
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int u = 0; u < kKeysPerStep; ++u)
+                s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
+        float m_new = m;
+#pragma unroll
+        for (int u = 0; u < kKeysPerStep; ++u) {
+            if constexpr (kInt8) s[u] *= cache.k_scale[row[u]];  // dot(q, s k8) = s dot(q, k8)
+            if (j0 + u >= end) s[u] = -INFINITY;
+            m_new = fmaxf(m_new, s[u]);
+        }
+        const float correction = __expf(m - m_new);  // 0 on the first step (m = -inf)
+        l *= correction;
+#pragma unroll
+        for (int e = 0; e < kPairs; ++e) {
+            acc[e].x *= correction;
+            acc[e].y *= correction;
+        }
+#pragma unroll
+        for (int u = 0; u < kKeysPerStep; ++u) {
+            const float p = __expf(s[u] - m_new);  // 0 for positions past the end
+            l += p;
+            float pv = p;
+            if constexpr (kInt8) pv *= cache.v_scale[row[u]];
+#pragma unroll
+            for (int e = 0; e < kPairs; ++e) {
+                acc[e].x += pv * vv[u][e].x;
+                acc[e].y += pv * vv[u][e].y;
+            }
         }
         m = m_new;
     }
 
-    // Combine the warps' partial softmaxes.
+    // Combine the warps' partial softmaxes (a warp without positions has m = -inf, l = 0).
     __shared__ float s_m[kWarps], s_l[kWarps];
     __shared__ float s_acc[kWarps][kMaxHeadDim];
     if (lane == 0) {
@@ -67,48 +184,535 @@ __global__ void paged_attention_kernel(const T* q, int64_t q_stride, const T* k_
         s_l[warp] = l;
     }
 #pragma unroll
-    for (int e = 0; e < kPerLane; ++e) {
-        const int i = lane + 32 * e;
-        if (i < d) s_acc[warp][i] = acc[e];
+    for (int e = 0; e < kPairs; ++e) {
+        const int i = 2 * (lane + 32 * e);
+        if (i < d) {
+            s_acc[warp][i] = acc[e].x;
+            s_acc[warp][i + 1] = acc[e].y;
+        }
     }
     __syncthreads();
     float m_all = -INFINITY;
+#pragma unroll
     for (int w = 0; w < kWarps; ++w)
         m_all = fmaxf(m_all, s_m[w]);
-    float l_all = 0.0f;
-    for (int w = 0; w < kWarps; ++w)
-        if (s_m[w] > -INFINITY) l_all += s_l[w] * __expf(s_m[w] - m_all);
-    T* orow = out + (static_cast<int64_t>(t) * heads + h) * d;
-    for (int i = threadIdx.x; i < d; i += blockDim.x) {
-        float o = 0.0f;
-        for (int w = 0; w < kWarps; ++w)
-            if (s_m[w] > -INFINITY) o += s_acc[w][i] * __expf(s_m[w] - m_all);
-        orow[i] = from_f32<T>(o / l_all);
+    float weight[kWarps], l_all = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+        weight[w] = s_m[w] > -INFINITY ? __expf(s_m[w] - m_all) : 0.0f;
+        l_all += s_l[w] * weight[w];
     }
+    if (parts == 1) {
+        T* orow = out + (static_cast<int64_t>(t) * heads + h) * d;
+        for (int i = threadIdx.x; i < d; i += kThreads) {
+            float o = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w)
+                o += s_acc[w][i] * weight[w];
+            orow[i] = from_f32<T>(o / l_all);
+        }
+        return;
+    }
+    const int64_t at = (static_cast<int64_t>(tc) * heads + h) * partials.max_partitions + z;
+    float* po = partials.out + at * d;
+    for (int i = threadIdx.x; i < d; i += kThreads) {
+        float o = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w)
+            o += s_acc[w][i] * weight[w];
+        po[i] = o;
+    }
+    if (threadIdx.x == 0) {
+        partials.max[at] = m_all;
+        partials.sum[at] = l_all;
+    }
+}
+
+__device__ float block_max(float v) {
+    __shared__ float partial[kWarps];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    v = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+        v = fmaxf(v, partial[w]);
+    return v;
+}
+
+// grid (tokens of this launch, heads), kThreads threads, `launched` floats of dynamic shared
+// memory: the split contexts' partitions combined, out = sum_p e^(m_p - M) o_p /
+// sum_p e^(m_p - M) l_p with M = max_p m_p. Contexts of one partition were finished by the
+// partition kernel.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    attention_combine_kernel(const int32_t* __restrict__ token_seq,
+                             const int32_t* __restrict__ token_pos, T* __restrict__ out, int token0,
+                             int tokens, bool skip_runs, int heads, int d, int partition,
+                             int launched, Partials partials) {
+    extern __shared__ float s_weight[];  // [launched]
+    const int tc = blockIdx.x, t = token0 + tc, h = blockIdx.y;
+    if (skip_runs && in_run(token_seq, token_pos, t, tokens)) return;
+    const int parts = partitions_of(token_pos[t] + 1, partition, launched);
+    if (parts == 1) return;
+    const int64_t base = (static_cast<int64_t>(tc) * heads + h) * partials.max_partitions;
+    float m = -INFINITY;
+    for (int p = threadIdx.x; p < parts; p += kThreads)
+        m = fmaxf(m, partials.max[base + p]);
+    m = block_max(m);
+    float l = 0.0f;
+    for (int p = threadIdx.x; p < parts; p += kThreads) {
+        const float w = __expf(partials.max[base + p] - m);
+        s_weight[p] = w;
+        l += partials.sum[base + p] * w;
+    }
+    l = block_sum(l);  // its barriers also publish s_weight
+    T* orow = out + (static_cast<int64_t>(t) * heads + h) * d;
+    const float* po = partials.out + base * d;
+    for (int i = threadIdx.x; i < d; i += kThreads) {
+        float o = 0.0f;
+        for (int p = 0; p < parts; ++p)
+            o += s_weight[p] * po[static_cast<int64_t>(p) * d + i];
+        orow[i] = from_f32<T>(o / l);
+    }
+}
+
+template <typename T, typename C>
+void launch_partitions(dim3 grid, cudaStream_t stream, int pairs, const T* q, int64_t q_stride,
+                       const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
+                       const int32_t* token_seq, const int32_t* token_pos, T* out, int token0,
+                       int tokens, bool skip_runs, int heads, int kv_heads, int d, int block_size,
+                       float scale, int partition, const Partials& partials) {
+    // Element pairs per lane as a compile-time count: registers and unrolled loops sized for
+    // the head_dim (40 and 64: 1; 128: 2; up to 256: 4).
+    auto kernel = pairs == 1   ? attention_partition_kernel<T, C, 1>
+                  : pairs == 2 ? attention_partition_kernel<T, C, 2>
+                  : pairs == 3 ? attention_partition_kernel<T, C, 3>
+                               : attention_partition_kernel<T, C, 4>;
+    kernel<<<grid, kThreads, 0, stream>>>(q, q_stride, cache, block_tables, max_blocks, token_seq,
+                                          token_pos, out, token0, tokens, skip_runs, heads,
+                                          kv_heads, d, block_size, scale, partition, partials);
+    MTDESK_CUDA_CHECK_LAUNCH();
+}
+
+// ---- Tensor-core prefill ----
+
+constexpr int kTcRows = 64;  // query rows per block: 16 per warp, one m16 tile each
+constexpr int kTcKeys = 64;  // keys per tile
+
+// mma.sync m16n8k16 with fp32 accumulators (sm_80+), and two fp32 values packed as T×2 (the
+// lower column in the lower half, as the fragments expect).
+template <typename T>
+struct TensorOp;
+template <>
+struct TensorOp<__nv_bfloat16> {
+    static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                               uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+            "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+    }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+        const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<const uint32_t*>(&v);
+    }
+    static __device__ __forceinline__ uint32_t from_int8(int8_t lo, int8_t hi) {
+        return pack(static_cast<float>(lo), static_cast<float>(hi));  // exact: |x| <= 127
+    }
+};
+template <>
+struct TensorOp<__half> {
+    static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                               uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+            "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+    }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+        const __half2 v = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<const uint32_t*>(&v);
+    }
+    static __device__ __forceinline__ uint32_t from_int8(int8_t lo, int8_t hi) {
+        return pack(static_cast<float>(lo), static_cast<float>(hi));
+    }
+};
+
+// Two 8x8 b16 matrices from shared memory (rows given by lanes 0-15), as B fragments; .trans
+// for a row-major [key][dim] tile read as the PV product's B.
+__device__ __forceinline__ void ldmatrix_x2(uint32_t& r0, uint32_t& r1, const void* p) {
+    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(a));
+}
+__device__ __forceinline__ void ldmatrix_x2_trans(uint32_t& r0, uint32_t& r1, const void* p) {
+    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(a));
+}
+
+// grid (ceil(tokens / 64), heads), 4 warps. Block (b, h) takes the step's tokens 64b .. 64b + 63
+// for query head h, finds the prefill runs among them (maximal stretches of one sequence at
+// consecutive positions, two tokens or more, possibly continuing in the next or previous
+// block) and attends each run's rows at once: warp w owns rows 16w .. 16w + 15 (one m16 tile;
+// rows outside the run are computed as dummies and not written). Keys come in tiles of 64
+// positions, from 0 to the run's last position, staged in shared memory: S = Q K^T on tensor
+// cores (fp32), times the softmax scale (and, for an int8 cache, each key's scale: int8 keys
+// are exact in T, so the product is exact up to summation order); the causal mask; the online
+// softmax in fp32 per row; P rounded to T and O += P V on tensor cores (int8 values are
+// dequantised to T in shared memory, v * scale rounded to T: fp16's range could not hold
+// p * scale for small probabilities). head_dim is padded with zeros to kDPad (a multiple of
+// 16).
+// A row's arithmetic does not depend on which rows share its block: tiles past its position
+// are fully masked and change nothing (the running maximum stays, exp(0) = 1, p = 0).
+template <typename T, typename C, int kDPad>
+__global__ void __launch_bounds__(kThreads)
+    prefill_attention_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
+                             const int32_t* __restrict__ block_tables, int max_blocks,
+                             const int32_t* __restrict__ token_seq,
+                             const int32_t* __restrict__ token_pos, T* __restrict__ out, int tokens,
+                             int heads, int kv_heads, int d, int block_size, float scale) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr bool kInt8 = std::is_same_v<C, int8_t>;
+    // Rows 16 bytes further than a multiple of 128 apart: ldmatrix reads 8 rows without bank
+    // conflicts.
+    constexpr int kStride = kDPad + 8;
+    __shared__ __align__(16) T s_k[kTcKeys][kStride];
+    __shared__ __align__(16) T s_v[kTcKeys][kStride];
+    __shared__ float s_kscale[kTcKeys], s_vscale[kTcKeys];
+    __shared__ int64_t s_row[kTcKeys];  // head-vector index of each key, -1: none
+    __shared__ int s_seq[kTcRows + 2], s_pos[kTcRows + 2];  // rows -1 .. 64 of the block
+
+    const int w0 = blockIdx.x * kTcRows, h = blockIdx.y;
+    const int g = h / (heads / kv_heads);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int gid = lane >> 2, tid4 = lane & 3;
+    for (int i = threadIdx.x; i < kTcRows + 2; i += kThreads) {
+        const int t = w0 - 1 + i;
+        const bool ok = t >= 0 && t < tokens;
+        s_seq[i] = ok ? token_seq[t] : -1;
+        s_pos[i] = ok ? token_pos[t] : 0;
+    }
+    __syncthreads();
+    // Rows r - 1 and r of the block (shared index r and r + 1) are one run.
+    auto linked = [&](int r) {
+        return s_seq[r] >= 0 && s_seq[r] == s_seq[r + 1] && s_pos[r + 1] == s_pos[r] + 1;
+    };
+    const C* k_cache = static_cast<const C*>(cache.k);
+    const C* v_cache = static_cast<const C*>(cache.v);
+    const int rows = min(kTcRows, tokens - w0);
+    for (int a = 0; a < rows;) {  // every thread walks the same runs
+        int e = a + 1;
+        while (e < rows && linked(e))
+            ++e;
+        const bool run = e - a >= 2 || linked(a) || linked(e);
+        if (!run) {  // a lone token: the split-KV kernel's
+            a = e;
+            continue;
+        }
+        const int seq = s_seq[a + 1], p_first = s_pos[a + 1];
+        const int p_last = p_first + (e - 1 - a);
+        const int32_t* table = block_tables + static_cast<int64_t>(seq) * max_blocks;
+        const int r_lo = warp * 16 + gid, r_hi = r_lo + 8;
+        const bool v_lo = r_lo >= a && r_lo < e, v_hi = r_hi >= a && r_hi < e;
+        // Dummy rows take the run's first position: never an empty softmax.
+        const int pos_lo = p_first + (v_lo ? r_lo - a : 0);
+        const int pos_hi = p_first + (v_hi ? r_hi - a : 0);
+        const int first_row = max(a, warp * 16), end_row = min(e, warp * 16 + 16);
+        const bool active = first_row < end_row;
+        const int warp_last = p_first + (end_row - 1 - a);  // the warp's last position
+
+        // Q fragments straight from global memory (pairs: head_dim and q_stride are even).
+        uint32_t qa[kDPad / 16][4];
+#pragma unroll
+        for (int ks = 0; ks < kDPad / 16; ++ks)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int dim = ks * 16 + half * 8 + 2 * tid4;
+                const T* q_lo = q + (w0 + r_lo) * q_stride + static_cast<int64_t>(h) * d + dim;
+                const T* q_hi = q + (w0 + r_hi) * q_stride + static_cast<int64_t>(h) * d + dim;
+                qa[ks][2 * half] =
+                    active && v_lo && dim < d ? *reinterpret_cast<const uint32_t*>(q_lo) : 0u;
+                qa[ks][2 * half + 1] =
+                    active && v_hi && dim < d ? *reinterpret_cast<const uint32_t*>(q_hi) : 0u;
+            }
+        float o[kDPad / 8][4];
+#pragma unroll
+        for (int nd = 0; nd < kDPad / 8; ++nd)
+            o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.0f;
+        float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
+
+        const int tiles = p_last / kTcKeys + 1;
+        for (int kt = 0; kt < tiles; ++kt) {
+            __syncthreads();  // the previous tile (or run) is read
+            if (threadIdx.x < kTcKeys) {
+                const int j = kt * kTcKeys + threadIdx.x;
+                int64_t row = -1;
+                if (j <= p_last)
+                    row = (static_cast<int64_t>(table[j / block_size]) * block_size +
+                           j % block_size) *
+                              kv_heads +
+                          g;
+                s_row[threadIdx.x] = row;
+                if constexpr (kInt8) {
+                    s_kscale[threadIdx.x] = row >= 0 ? cache.k_scale[row] : 0.0f;
+                    s_vscale[threadIdx.x] = row >= 0 ? cache.v_scale[row] : 0.0f;
+                }
+            }
+            __syncthreads();
+            // K and V rows in pairs; keys past the run and dimensions past head_dim are zeros.
+            for (int i = threadIdx.x; i < kTcKeys * (kDPad / 2); i += kThreads) {
+                const int key = i / (kDPad / 2), dim = 2 * (i % (kDPad / 2));
+                const int64_t row = s_row[key];
+                uint32_t kk = 0u, vv = 0u;
+                if (row >= 0 && dim < d) {
+                    if constexpr (kInt8) {
+                        const char2 kc = *reinterpret_cast<const char2*>(k_cache + row * d + dim);
+                        const char2 vc = *reinterpret_cast<const char2*>(v_cache + row * d + dim);
+                        const float vs = s_vscale[key];
+                        kk = TensorOp<T>::from_int8(kc.x, kc.y);
+                        vv = TensorOp<T>::pack(vc.x * vs, vc.y * vs);
+                    } else {
+                        kk = *reinterpret_cast<const uint32_t*>(k_cache + row * d + dim);
+                        vv = *reinterpret_cast<const uint32_t*>(v_cache + row * d + dim);
+                    }
+                }
+                *reinterpret_cast<uint32_t*>(&s_k[key][dim]) = kk;
+                *reinterpret_cast<uint32_t*>(&s_v[key][dim]) = vv;
+            }
+            __syncthreads();
+            if (!active || kt * kTcKeys > warp_last) continue;  // all masked for this warp
+
+            // S = Q K^T: 16 rows x 64 keys per warp, as 8 m16n8 tiles.
+            float sc[kTcKeys / 8][4];
+#pragma unroll
+            for (int nt = 0; nt < kTcKeys / 8; ++nt) {
+                sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
+#pragma unroll
+                for (int ks = 0; ks < kDPad / 16; ++ks) {
+                    uint32_t b0, b1;
+                    ldmatrix_x2(b0, b1, &s_k[nt * 8 + (lane & 7)][ks * 16 + ((lane >> 3) & 1) * 8]);
+                    TensorOp<T>::mma(sc[nt], qa[ks], b0, b1);
+                }
+            }
+            // Scale, mask, online softmax; thread holds rows gid and gid + 8, columns 2 tid4
+            // and 2 tid4 + 1 of each n8 tile, so a row's values sit in the lane's quad.
+            float mx_lo = -INFINITY, mx_hi = -INFINITY;
+#pragma unroll
+            for (int nt = 0; nt < kTcKeys / 8; ++nt)
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                    const int col = nt * 8 + 2 * tid4 + c, key = kt * kTcKeys + col;
+                    const float ks = kInt8 ? s_kscale[col] * scale : scale;
+                    sc[nt][c] = key <= pos_lo ? sc[nt][c] * ks : -INFINITY;
+                    sc[nt][2 + c] = key <= pos_hi ? sc[nt][2 + c] * ks : -INFINITY;
+                    mx_lo = fmaxf(mx_lo, sc[nt][c]);
+                    mx_hi = fmaxf(mx_hi, sc[nt][2 + c]);
+                }
+#pragma unroll
+            for (int o2 = 1; o2 < 4; o2 <<= 1) {
+                mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, o2));
+                mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, o2));
+            }
+            // Tile 0 holds position 0, which every row attends: the maxima are finite from
+            // the first tile on.
+            const float mn_lo = fmaxf(m_lo, mx_lo), mn_hi = fmaxf(m_hi, mx_hi);
+            const float corr_lo = __expf(m_lo - mn_lo), corr_hi = __expf(m_hi - mn_hi);
+            m_lo = mn_lo;
+            m_hi = mn_hi;
+            l_lo *= corr_lo;
+            l_hi *= corr_hi;
+#pragma unroll
+            for (int nd = 0; nd < kDPad / 8; ++nd) {
+                o[nd][0] *= corr_lo;
+                o[nd][1] *= corr_lo;
+                o[nd][2] *= corr_hi;
+                o[nd][3] *= corr_hi;
+            }
+#pragma unroll
+            for (int nt = 0; nt < kTcKeys / 8; ++nt)
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                    sc[nt][c] = __expf(sc[nt][c] - mn_lo);  // 0 where masked
+                    sc[nt][2 + c] = __expf(sc[nt][2 + c] - mn_hi);
+                    l_lo += sc[nt][c];
+                    l_hi += sc[nt][2 + c];
+                }
+                // O += P V, 16 keys at a time: the S tiles 2kk and 2kk + 1 are the A fragment.
+#pragma unroll
+            for (int kk = 0; kk < kTcKeys / 16; ++kk) {
+                const uint32_t pa[4] = {TensorOp<T>::pack(sc[2 * kk][0], sc[2 * kk][1]),
+                                        TensorOp<T>::pack(sc[2 * kk][2], sc[2 * kk][3]),
+                                        TensorOp<T>::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]),
+                                        TensorOp<T>::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3])};
+#pragma unroll
+                for (int nd = 0; nd < kDPad / 8; ++nd) {
+                    uint32_t b0, b1;
+                    ldmatrix_x2_trans(b0, b1, &s_v[kk * 16 + (lane & 15)][nd * 8]);
+                    TensorOp<T>::mma(o[nd], pa, b0, b1);
+                }
+            }
+        }
+        if (active) {
+#pragma unroll
+            for (int o2 = 1; o2 < 4; o2 <<= 1) {
+                l_lo += __shfl_xor_sync(0xffffffffu, l_lo, o2);
+                l_hi += __shfl_xor_sync(0xffffffffu, l_hi, o2);
+            }
+#pragma unroll
+            for (int nd = 0; nd < kDPad / 8; ++nd) {
+                const int dim = nd * 8 + 2 * tid4;
+                if (dim >= d) continue;
+                if (v_lo) {
+                    T* dst = out + (static_cast<int64_t>(w0 + r_lo) * heads + h) * d + dim;
+                    *reinterpret_cast<uint32_t*>(dst) =
+                        TensorOp<T>::pack(o[nd][0] / l_lo, o[nd][1] / l_lo);
+                }
+                if (v_hi) {
+                    T* dst = out + (static_cast<int64_t>(w0 + r_hi) * heads + h) * d + dim;
+                    *reinterpret_cast<uint32_t*>(dst) =
+                        TensorOp<T>::pack(o[nd][2] / l_hi, o[nd][3] / l_hi);
+                }
+            }
+        }
+        a = e;
+    }
+#endif
+}
+
+template <typename T, typename C>
+void launch_prefill(int pad, cudaStream_t stream, const T* q, int64_t q_stride,
+                    const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
+                    const int32_t* token_seq, const int32_t* token_pos, T* out, int tokens,
+                    int heads, int kv_heads, int d, int block_size, float scale) {
+    auto kernel = pad == 32   ? prefill_attention_kernel<T, C, 32>
+                  : pad == 48 ? prefill_attention_kernel<T, C, 48>
+                  : pad == 64 ? prefill_attention_kernel<T, C, 64>
+                              : prefill_attention_kernel<T, C, 128>;
+    const dim3 grid((tokens + kTcRows - 1) / kTcRows, heads);
+    kernel<<<grid, kThreads, 0, stream>>>(q, q_stride, cache, block_tables, max_blocks, token_seq,
+                                          token_pos, out, tokens, heads, kv_heads, d, block_size,
+                                          scale);
+    MTDESK_CUDA_CHECK_LAUNCH();
+}
+
+/// Whether the current device runs mma.sync m16n8k16 in bf16/fp16 (sm_80 and later).
+bool device_has_mma_m16n8k16() {
+    int device = 0, major = 0;
+    MTDESK_CUDA_CHECK(cudaGetDevice(&device));
+    MTDESK_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    return major >= 8;
 }
 
 }  // namespace
 
 template <typename T>
-void paged_attention(const T* q, int64_t q_stride, const T* k_cache, const T* v_cache,
+void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                      const int32_t* block_tables, int max_blocks_per_seq, const int32_t* token_seq,
                      const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
-                     int head_dim, int block_size, float scale, cudaStream_t stream) {
+                     int head_dim, int block_size, float scale, int max_context,
+                     const SplitKvWorkspace& workspace, cudaStream_t stream, AttentionSplit split,
+                     AttentionPrefill prefill) {
     if (tokens <= 0) return;
-    if (head_dim > kMaxHeadDim) throw Error("CUDA attention: head_dim > 256");
+    if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % 2 != 0)
+        throw Error("CUDA attention supports even head_dim up to 256, got " +
+                    std::to_string(head_dim));
     if (kv_heads <= 0 || heads % kv_heads != 0)
         throw Error("CUDA attention: heads must be a multiple of kv_heads");
-    const dim3 grid(tokens, heads);
-    paged_attention_kernel<T><<<grid, 32 * kWarps, 0, stream>>>(
-        q, q_stride, k_cache, v_cache, block_tables, max_blocks_per_seq, token_seq, token_pos, out,
-        heads, kv_heads, head_dim, block_size, scale);
-    MTDESK_CUDA_CHECK_LAUNCH();
+    if (heads > 65535) throw Error("CUDA attention: more than 65535 heads");
+    if (block_size <= 0) throw Error("CUDA attention: block_size must be positive");
+    const bool int8 = cache.storage == KvCacheLayer::Storage::Int8;
+    if (int8 && (!cache.k_scale || !cache.v_scale))
+        throw Error("CUDA attention: an int8 KV cache needs its scale arrays");
+    if (reinterpret_cast<uintptr_t>(cache.k) % 4 != 0 ||
+        reinterpret_cast<uintptr_t>(cache.v) % 4 != 0)
+        throw Error("CUDA attention: the KV cache must be 4-byte aligned");
+    const int pairs = (head_dim + 63) / 64;
+
+    // Prefill runs on tensor cores: asked for, head_dim <= 128, a GPU with mma.sync m16n8k16
+    // (sm_80+), q and out aligned for pair loads; the other kernels then skip those tokens.
+    const bool tensor_cores =
+        prefill == AttentionPrefill::TensorCores && split == AttentionSplit::Auto && tokens >= 2 &&
+        head_dim <= 128 && reinterpret_cast<uintptr_t>(q) % 4 == 0 &&
+        reinterpret_cast<uintptr_t>(out) % 4 == 0 && q_stride % 2 == 0 && device_has_mma_m16n8k16();
+    if (tensor_cores) {
+        const int pad = head_dim <= 32 ? 32 : head_dim <= 48 ? 48 : head_dim <= 64 ? 64 : 128;
+        if (int8)
+            launch_prefill<T, int8_t>(pad, stream, q, q_stride, cache, block_tables,
+                                      max_blocks_per_seq, token_seq, token_pos, out, tokens, heads,
+                                      kv_heads, head_dim, block_size, scale);
+        else
+            launch_prefill<T, T>(pad, stream, q, q_stride, cache, block_tables, max_blocks_per_seq,
+                                 token_seq, token_pos, out, tokens, heads, kv_heads, head_dim,
+                                 block_size, scale);
+    }
+
+    // One pass (partition = the whole context) unless this step has a context to split and
+    // the workspace to split it in.
+    int partition = INT_MAX, launched = 1;
+    if (split == AttentionSplit::Auto && workspace.data && workspace.rows > 0 &&
+        workspace.max_partitions > 1 && max_context > kSplitKvPartition) {
+        partition = kSplitKvPartition;
+        launched = std::min((max_context - 1) / kSplitKvPartition + 1, workspace.max_partitions);
+        if (launched > 65535 || launched * sizeof(float) > 48 * 1024)
+            throw Error("CUDA attention: too many KV partitions");
+    }
+    auto run = [&](dim3 grid, int token0, const Partials& partials) {
+        if (int8)
+            launch_partitions<T, int8_t>(grid, stream, pairs, q, q_stride, cache, block_tables,
+                                         max_blocks_per_seq, token_seq, token_pos, out, token0,
+                                         tokens, tensor_cores, heads, kv_heads, head_dim,
+                                         block_size, scale, partition, partials);
+        else
+            launch_partitions<T, T>(grid, stream, pairs, q, q_stride, cache, block_tables,
+                                    max_blocks_per_seq, token_seq, token_pos, out, token0, tokens,
+                                    tensor_cores, heads, kv_heads, head_dim, block_size, scale,
+                                    partition, partials);
+    };
+    if (launched == 1) {
+        run(dim3(tokens, heads, 1), 0, Partials{});
+        return;
+    }
+    const std::size_t need =
+        split_kv_workspace_floats(workspace.rows, heads, head_dim, workspace.max_partitions);
+    if (need > workspace.capacity)
+        throw Error("CUDA attention: split-KV workspace of " + std::to_string(workspace.capacity) +
+                    " floats, " + std::to_string(need) + " needed");
+    const std::size_t slots =
+        static_cast<std::size_t>(workspace.rows) * heads * workspace.max_partitions;
+    Partials partials;
+    partials.out = workspace.data;
+    partials.max = workspace.data + slots * head_dim;
+    partials.sum = partials.max + slots;
+    partials.max_partitions = workspace.max_partitions;
+    // Steps with more tokens than the workspace has rows run in pieces; a token's arithmetic
+    // does not depend on the piece it falls in.
+    for (int token0 = 0; token0 < tokens; token0 += workspace.rows) {
+        const int n = std::min(workspace.rows, tokens - token0);
+        run(dim3(n, heads, launched), token0, partials);
+        attention_combine_kernel<T><<<dim3(n, heads), kThreads, launched * sizeof(float), stream>>>(
+            token_seq, token_pos, out, token0, tokens, tensor_cores, heads, head_dim, partition,
+            launched, partials);
+        MTDESK_CUDA_CHECK_LAUNCH();
+    }
 }
 
 #define INSTANTIATE(T)                                                                            \
-    template void paged_attention<T>(const T*, int64_t, const T*, const T*, const int32_t*, int,  \
+    template void paged_attention<T>(const T*, int64_t, const KvCacheLayer&, const int32_t*, int, \
                                      const int32_t*, const int32_t*, T*, int, int, int, int, int, \
-                                     float, cudaStream_t)
+                                     float, int, const SplitKvWorkspace&, cudaStream_t,           \
+                                     AttentionSplit, AttentionPrefill)
 MTDESK_INSTANTIATE_T(INSTANTIATE);
 
 }  // namespace mtdesk::cuda

@@ -19,13 +19,17 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cuda/cuda_causal_lm.h"
+#include "cuda/cuda_common.h"
 #include "cuda/cuda_model.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
+#include "mtdesk/runtime/latency_window.h"
+#include "mtdesk/translate/casing_guard.h"
 #include "mtdesk/translate/segmenter.h"
 
 namespace mtdesk::cuda {
@@ -70,8 +74,10 @@ struct Job {
 
 class CudaEngine final : public TranslationEngine {
   public:
+    /// `synthetic`: random weights of those shapes instead of dir's checkpoint (dir then only
+    /// provides the tokenizer and chat template).
     CudaEngine(const std::filesystem::path& dir, const CudaEngineOptions& options,
-               const LoadProgress& progress)
+               const LoadProgress& progress, std::optional<ModelConfig> synthetic = {})
         : options_(options) {
         std::exception_ptr failure;
         std::mutex m;
@@ -79,7 +85,7 @@ class CudaEngine final : public TranslationEngine {
         bool ready = false;
         thread_ = std::thread([&, dir] {
             try {
-                load(dir, progress);
+                load(dir, progress, synthetic);
             } catch (...) {
                 failure = std::current_exception();
             }
@@ -138,12 +144,21 @@ class CudaEngine final : public TranslationEngine {
     const Translator* translator() const noexcept override { return translator_.get(); }
 
   private:
-    void load(const std::filesystem::path& dir, const LoadProgress& progress) {
+    void load(const std::filesystem::path& dir, const LoadProgress& progress,
+              const std::optional<ModelConfig>& synthetic) {
         ModelDir md = ModelDir::open(dir);
+        if (synthetic) {
+            if (md.config.vocab_size > synthetic->vocab_size)
+                throw Error("the tokenizer of " + dir.string() + " has more ids than the " +
+                            "synthetic model's vocabulary");
+            md.config = *synthetic;
+        }
         auto tokenizer = load_tokenizer(dir, md.config.vocab_size);
         ChatTemplate chat = ChatTemplate::from_model_dir(dir);
         check_chat_template(chat, *tokenizer, dir);
-        model_ = std::shared_ptr<CudaModel>(CudaModel::load(md, options_, progress));
+        model_ = synthetic ? std::shared_ptr<CudaModel>(CudaModel::synthetic(*synthetic, options_))
+                           : std::shared_ptr<CudaModel>(CudaModel::load(md, options_, progress));
+        model_->warm_up();
         translator_ =
             std::make_unique<Translator>(make_cuda_causal_lm(model_), std::move(tokenizer), chat,
                                          guess_prompt_style(dir), md.generation);
@@ -217,7 +232,7 @@ class CudaEngine final : public TranslationEngine {
         Job& job = *j;
         try {
             const PromptRequest& req = job.job.request;
-            if (!req.target) throw Error("no target language");
+            if (!req.target && !req.chat) throw Error("no target language");
             const Tokenizer& tok = translator_->tokenizer();
             auto count = [&](std::string_view s) { return static_cast<int>(tok.encode(s).size()); };
             const int budget = translator_->source_budget(req);
@@ -232,7 +247,8 @@ class CudaEngine final : public TranslationEngine {
                     texts.emplace_back(piece.substr(b, e - b + 1));
                 }
             }
-            job.join_without_spaces = is_chinese(*req.target) || req.target->code == "ja";
+            job.join_without_spaces =
+                req.target && (is_chinese(*req.target) || req.target->code == "ja");
             const int max_pos = model_->config().max_position_embeddings;
             for (std::size_t i = 0; i < texts.size(); ++i) {
                 auto s = std::make_unique<Sequence>();
@@ -323,6 +339,9 @@ class CudaEngine final : public TranslationEngine {
             o.text += clean_translation_output(s->raw, job.job.request.formatted);
             o.generated_tokens += s->generated();
         }
+        // As Translator::translate does: source acronyms and brand names keep their casing.
+        if (job.job.options.casing_guard && !job.job.request.chat)
+            o.text = apply_casing_guard(job.job.request.text, o.text);
         o.prompt_tokens = job.prompt_tokens;
         o.queued_ms = ms_between(job.submitted, job.started);
         o.ttft_ms = job.has_first ? ms_between(job.started, job.first_token) : 0;
@@ -334,6 +353,8 @@ class CudaEngine final : public TranslationEngine {
         {
             std::lock_guard lock(mutex_);
             ++finished_;
+            latency_.add(o);
+            latency_.fill(stats_);
         }
         if (job.callbacks.on_done) job.callbacks.on_done(o);
     }
@@ -549,6 +570,7 @@ class CudaEngine final : public TranslationEngine {
     uint64_t last_id_ = 0;
     int queued_ = 0;
     uint64_t finished_ = 0;
+    LatencyWindow latency_;  ///< guarded by mutex_
     bool stopping_ = false;
     EngineStatistics stats_;
 
@@ -589,6 +611,40 @@ std::unique_ptr<TranslationEngine> make_cuda_engine(const std::filesystem::path&
                                                     const CudaEngineOptions& options,
                                                     const LoadProgress& progress) {
     return std::make_unique<CudaEngine>(model_dir, options, progress);
+}
+
+std::unique_ptr<TranslationEngine> make_synthetic_cuda_engine(
+    const std::filesystem::path& tokenizer_dir, const ModelConfig& config,
+    const CudaEngineOptions& options) {
+    return std::make_unique<CudaEngine>(tokenizer_dir, options, LoadProgress{}, config);
+}
+
+double copy_bandwidth(int device) {
+    MTDESK_CUDA_CHECK(cudaSetDevice(device));
+    std::size_t free_b = 0, total_b = 0;
+    MTDESK_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const std::size_t bytes =
+        free_b > (std::size_t(3) << 30) ? std::size_t(1) << 30 : std::size_t(256) << 20;
+    DeviceBuffer a(bytes), b(bytes);
+    MTDESK_CUDA_CHECK(cudaMemset(a.get(), 1, bytes));
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    MTDESK_CUDA_CHECK(cudaEventCreate(&e0));
+    MTDESK_CUDA_CHECK(cudaEventCreate(&e1));
+    std::vector<float> ms;
+    for (int i = 0; i < 7; ++i) {
+        cudaEventRecord(e0);
+        cudaMemcpy(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice);
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float t = 0;
+        cudaEventElapsedTime(&t, e0, e1);
+        ms.push_back(t);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    MTDESK_CUDA_CHECK(cudaGetLastError());
+    std::sort(ms.begin(), ms.end());
+    return 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] / 1000.0);
 }
 
 std::unique_ptr<CausalLM> load_cuda_causal_lm(const std::filesystem::path& model_dir,

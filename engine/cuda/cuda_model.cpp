@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "cpu/ops_cpu.h"
 #include "cuda/cuda_common.h"
@@ -72,6 +74,21 @@ struct Handles {
     }
 };
 
+/// An instantiated CUDA graph (owned).
+class GraphExec {
+  public:
+    explicit GraphExec(cudaGraphExec_t e) : exec_(e) {}
+    GraphExec(GraphExec&& o) noexcept : exec_(std::exchange(o.exec_, nullptr)) {}
+    GraphExec& operator=(GraphExec&&) = delete;
+    ~GraphExec() {
+        if (exec_) cudaGraphExecDestroy(exec_);
+    }
+    cudaGraphExec_t get() const noexcept { return exec_; }
+
+  private:
+    cudaGraphExec_t exec_ = nullptr;
+};
+
 struct Layer {
     DeviceBuffer input_norm, post_norm, q_norm, k_norm, qkv_bias, o_bias, gate_up_bias, down_bias;
     DeviceLinear qkv, o, gate_up, down;
@@ -83,18 +100,17 @@ class CudaModelImpl final : public CudaModel {
     CudaModelImpl(const ModelDir& dir, const CudaEngineOptions& options,
                   const LoadProgress& progress)
         : config_(dir.config), options_(options) {
-        MTDESK_CUDA_CHECK(cudaSetDevice(options.device));
-        cudaDeviceProp prop{};
-        MTDESK_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
-        device_name_ = prop.name;
-        check_fits();
-        MTDESK_CUDA_CHECK(cudaStreamCreateWithFlags(&handles_.stream, cudaStreamNonBlocking));
-        stream_ = handles_.stream;
-        if (cublasCreate(&handles_.cublas) != CUBLAS_STATUS_SUCCESS)
-            throw Error("cuBLAS: cublasCreate failed");
-        cublas_ = handles_.cublas;
-        cublasSetStream(cublas_, stream_);
+        open_device();
         load_weights(dir, progress);
+        allocate_kv();
+        allocate_workspace();
+    }
+
+    /// Random weights of `config`'s shapes, made on the device (CudaModel::synthetic).
+    CudaModelImpl(const ModelConfig& config, const CudaEngineOptions& options, uint64_t seed)
+        : config_(config), options_(options) {
+        open_device();
+        random_weights(seed);
         allocate_kv();
         allocate_workspace();
     }
@@ -122,11 +138,14 @@ class CudaModelImpl final : public CudaModel {
     int forward(std::span<const StepSequence> seqs) override {
         const ModelConfig& c = config_;
         int total = 0, rows = 0;
+        bool decode_only = true;  // one new token per sequence, its logits wanted
         for (const StepSequence& s : seqs) {
             total += static_cast<int>(s.tokens.size());
             rows += s.logits == StepSequence::Logits::All    ? static_cast<int>(s.tokens.size())
                     : s.logits == StepSequence::Logits::Last ? 1
                                                              : 0;
+            decode_only =
+                decode_only && s.tokens.size() == 1 && s.logits != StepSequence::Logits::None;
         }
         if (total == 0) throw Error("CudaModel::forward: no tokens");
         if (total > options_.max_step_tokens)
@@ -136,11 +155,19 @@ class CudaModelImpl final : public CudaModel {
         if (static_cast<int>(seqs.size()) > max_seqs_)
             throw Error("CudaModel::forward: more sequences than the batch limit");
 
+        // A decode step replays the CUDA graph of its batch bucket: the batch is padded with
+        // dummy sequences (token 0 at position 0 in the reserved padding block) to the bucket's
+        // size, so one graph serves every batch up to it.
+        const int real = static_cast<int>(seqs.size());
+        const int padded = decode_only && graphs_enabled_ ? graph_bucket(real) : 0;
+        if (padded > 0) total = rows = padded;
+
         // Step metadata, packed into one host buffer and copied with one transfer:
         // tokens | positions | slots | token_seq | logit_rows | block_tables
         const int mb = max_blocks_per_seq_;
+        const int table_rows = padded > 0 ? padded : real;
         const std::size_t ints =
-            4 * static_cast<std::size_t>(total) + rows + seqs.size() * static_cast<std::size_t>(mb);
+            4 * static_cast<std::size_t>(total) + rows + static_cast<std::size_t>(table_rows) * mb;
         if (ints > meta_capacity_) throw Error("CudaModel::forward: step metadata too large");
         int32_t* tokens = pinned_;
         int32_t* positions = tokens + total;
@@ -148,7 +175,7 @@ class CudaModelImpl final : public CudaModel {
         int32_t* token_seq = slots + total;
         int32_t* logit_rows = token_seq + total;
         int32_t* tables = logit_rows + rows;
-        int t = 0, r = 0;
+        int t = 0, r = 0, max_context = 0;
         for (std::size_t s = 0; s < seqs.size(); ++s) {
             const StepSequence& q = seqs[s];
             const int n = static_cast<int>(q.tokens.size());
@@ -157,6 +184,7 @@ class CudaModelImpl final : public CudaModel {
                 throw Error("CudaModel::forward: block table of " +
                             std::to_string(q.block_table.size()) + " blocks for " +
                             std::to_string(q.start + n) + " positions");
+            max_context = std::max(max_context, q.start + n);
             std::fill(tables + s * mb, tables + (s + 1) * mb, 0);
             std::copy(q.block_table.begin(), q.block_table.begin() + needed_blocks,
                       tables + s * mb);
@@ -179,77 +207,86 @@ class CudaModelImpl final : public CudaModel {
                     logit_rows[r++] = t;
             }
         }
-        int32_t* dmeta = meta_.as<int32_t>();
-        MTDESK_CUDA_CHECK(cudaMemcpyAsync(dmeta, pinned_, ints * sizeof(int32_t),
-                                          cudaMemcpyHostToDevice, stream_));
-        const int32_t* d_tokens = dmeta;
-        const int32_t* d_positions = d_tokens + total;
-        const int32_t* d_slots = d_positions + total;
-        const int32_t* d_token_seq = d_slots + total;
-        const int32_t* d_logit_rows = d_token_seq + total;
-        const int32_t* d_tables = d_logit_rows + rows;
-
-        const int hidden = c.hidden_size, inter = c.intermediate_size, hd = c.head_dim;
-        const int heads = c.num_heads, kvh = c.num_kv_heads;
-        const float eps = c.rms_norm_eps;
-        T* x = x_.as<T>();
-        T* h = h_.as<T>();
-        T* qkv = qkv_.as<T>();
-        T* attn = attn_.as<T>();
-        T* tmp = tmp_.as<T>();
-        T* gu = gu_.as<T>();
-        T* act = act_.as<T>();
-        const QkNorm norm = !c.qk_norm             ? QkNorm::None
-                            : c.qk_norm_after_rope ? QkNorm::AfterRope
-                                                   : QkNorm::BeforeRope;
-        const std::size_t layer_elems =
-            static_cast<std::size_t>(num_blocks_) * options_.block_size * kvh * hd;
-
-        embedding<T>(embed_.as<T>(), hidden, d_tokens, total, x, stream_);
-        if (!layers_.empty())
-            rms_norm<T>(x, layers_[0].input_norm.as<T>(), h, total, hidden, eps, stream_);
-        for (std::size_t l = 0; l < layers_.size(); ++l) {
-            Layer& L = layers_[l];
-            T* k_cache = kv_.as<T>() + (2 * l) * layer_elems;
-            T* v_cache = kv_.as<T>() + (2 * l + 1) * layer_elems;
-            linear<T>(L.qkv, h, qkv, total, ctx_, stream_);
-            qkv_rope_cache<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(), norm,
-                              eps, cos_.as<float>(), sin_.as<float>(), d_positions, d_slots,
-                              k_cache, v_cache, total, heads, kvh, hd, stream_);
-            paged_attention<T>(qkv, static_cast<int64_t>(heads + 2 * kvh) * hd, k_cache, v_cache,
-                               d_tables, mb, d_token_seq, d_positions, attn, total, heads, kvh, hd,
-                               options_.block_size, attn_scale_, stream_);
-            linear<T>(L.o, attn, tmp, total, ctx_, stream_);
-            if (L.o_bias.get()) add_bias<T>(tmp, L.o_bias.as<T>(), total, hidden, stream_);
-            add_rms_norm<T>(x, tmp, L.post_norm.as<T>(), h, total, hidden, eps, stream_);
-            linear<T>(L.gate_up, h, gu, total, ctx_, stream_);
-            if (L.gate_up_bias.get())
-                add_bias<T>(gu, L.gate_up_bias.as<T>(), total, 2 * inter, stream_);
-            swiglu<T>(gu, act, total, inter, stream_);
-            linear<T>(L.down, act, tmp, total, ctx_, stream_);
-            if (L.down_bias.get()) add_bias<T>(tmp, L.down_bias.as<T>(), total, hidden, stream_);
-            const T* next =
-                l + 1 < layers_.size() ? layers_[l + 1].input_norm.as<T>() : final_norm_.as<T>();
-            add_rms_norm<T>(x, tmp, next, h, total, hidden, eps, stream_);
+        for (int s = real; s < table_rows; ++s, ++t) {  // the padding of a graph step
+            std::fill(tables + s * mb, tables + (s + 1) * mb, pad_block_);
+            tokens[t] = 0;
+            positions[t] = 0;
+            slots[t] = pad_block_ * options_.block_size;
+            token_seq[t] = s;
+            logit_rows[r++] = t;
         }
-        if (layers_.empty()) rms_norm<T>(x, final_norm_.as<T>(), h, total, hidden, eps, stream_);
+        MTDESK_CUDA_CHECK(cudaMemcpyAsync(meta_.get(), pinned_, ints * sizeof(int32_t),
+                                          cudaMemcpyHostToDevice, stream_));
+
+        if (padded > 0) {
+            // Graphs are keyed by the batch bucket and a power-of-two bound on the context (the
+            // split-KV attention's grid is sized from it).
+            const int context = context_bucket(max_context);
+            if (run_graph(padded, context)) {
+                logit_rows_ = real;
+                logits_on_host_ = false;
+                return real;
+            }
+            // Capture failed: run this and later steps eagerly (the padding does no harm).
+        }
+        enqueue_layers(total, rows, max_context, !decode_only);
 
         // Logits of the requested rows, in slices of the logits buffer's capacity.
-        logit_rows_ = rows;
+        const int32_t* d_logit_rows = meta_.as<int32_t>() + 4 * static_cast<std::size_t>(total);
+        logit_rows_ = padded > 0 ? real : rows;
         if (rows > max_logit_rows_) {
             all_logits_host_.assign(static_cast<std::size_t>(rows) * c.vocab_size, 0.0f);
             for (int s = 0; s < rows; s += max_logit_rows_) {
                 const int n = std::min(max_logit_rows_, rows - s);
-                lm_head_rows(h, d_logit_rows + s, n);
+                lm_head_rows(h_.as<T>(), d_logit_rows + s, n);
                 copy_logits(all_logits_host_.data() + static_cast<std::size_t>(s) * c.vocab_size,
                             n);
             }
             logits_on_host_ = true;
         } else {
-            lm_head_rows(h, d_logit_rows, rows);
+            lm_head_rows(h_.as<T>(), d_logit_rows, rows);
             logits_on_host_ = false;
         }
-        return rows;
+        return logit_rows_;
+    }
+
+    int graphs() const noexcept override { return static_cast<int>(graphs_.size()); }
+
+    void warm_up() override {
+        // A prefill long enough for the dequantise + GEMM path (INT tiers, m > kGemvMaxM).
+        const int tokens = std::min({options_.max_step_tokens, 2 * kGemvMaxM + 1,
+                                     max_blocks_per_seq_ * options_.block_size - 1});
+        if (tokens < 1) return;
+        std::vector<int32_t> ids(tokens + 1, 0), table;
+        for (int b = 0; b < (tokens + 1 + options_.block_size - 1) / options_.block_size; ++b) {
+            const int block = allocate_block();
+            if (block < 0) break;
+            table.push_back(block);
+        }
+        auto release = [&] {
+            for (int b : table)
+                free_block(b);
+        };
+        if (static_cast<int>(table.size()) * options_.block_size < tokens + 1) {
+            release();
+            return;  // a KV budget this small has nothing worth warming up
+        }
+        try {
+            StepSequence prefill;
+            prefill.tokens = std::span<const int32_t>(ids).first(tokens);
+            prefill.block_table = table;
+            forward(std::span(&prefill, 1));
+            StepSequence decode;
+            decode.tokens = std::span<const int32_t>(ids).subspan(tokens, 1);
+            decode.start = tokens;
+            decode.block_table = table;
+            forward(std::span(&decode, 1));
+            MTDESK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        } catch (...) {
+            release();
+            throw;
+        }
+        release();
     }
 
     void logits_to_host(std::vector<float>& out) override {
@@ -302,23 +339,81 @@ class CudaModelImpl final : public CudaModel {
     }
 
   private:
+    void open_device() {
+        MTDESK_CUDA_CHECK(cudaSetDevice(options_.device));
+        cudaDeviceProp prop{};
+        MTDESK_CUDA_CHECK(cudaGetDeviceProperties(&prop, options_.device));
+        device_name_ = prop.name;
+        check_fits();
+        MTDESK_CUDA_CHECK(cudaStreamCreateWithFlags(&handles_.stream, cudaStreamNonBlocking));
+        stream_ = handles_.stream;
+        if (cublasCreate(&handles_.cublas) != CUBLAS_STATUS_SUCCESS)
+            throw Error("cuBLAS: cublasCreate failed");
+        cublas_ = handles_.cublas;
+        cublasSetStream(cublas_, stream_);
+    }
+
+    /// Weights of config_'s shapes with random values (standard deviation 0.02, norms 1), in
+    /// the tier's format, made on the device: the model costs what a checkpoint of these
+    /// shapes would, without one.
+    void random_weights(uint64_t seed) {
+        const ModelConfig& c = config_;
+        const WeightFormat format = weight_format(options_.tier);
+        const int hidden = c.hidden_size, inter = c.intermediate_size;
+        const int q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
+        auto random_linear = [&](int n, int k) {
+            DeviceLinear d = DeviceLinear::random(n, k, format, seed++);
+            memory_.weights += d.device_bytes();
+            return d;
+        };
+        auto ones = [&](std::size_t n) {
+            DeviceBuffer b = upload_16<T>(std::vector<float>(n, 1.0f));
+            memory_.weights += b.bytes();
+            return b;
+        };
+        if (c.attention_bias || c.attention_out_bias || c.mlp_bias)
+            throw Error("synthetic models have no biases");
+        embed_.allocate(static_cast<std::size_t>(c.vocab_size) * hidden * sizeof(T));
+        fill_random(embed_.as<T>(), static_cast<std::size_t>(c.vocab_size) * hidden, seed++, 0.02f);
+        memory_.weights += embed_.bytes();
+        final_norm_ = ones(hidden);
+        for (int i = 0; i < c.num_layers; ++i) {
+            Layer L;
+            L.input_norm = ones(hidden);
+            L.post_norm = ones(hidden);
+            L.qkv = random_linear(q + 2 * kv, hidden);
+            L.o = random_linear(hidden, q);
+            if (c.qk_norm) {
+                L.q_norm = ones(c.head_dim);
+                L.k_norm = ones(c.head_dim);
+            }
+            L.gate_up = random_linear(2 * inter, hidden);
+            L.down = random_linear(hidden, inter);
+            layers_.push_back(std::move(L));
+        }
+        lm_head_ = random_linear(c.vocab_size, hidden);
+        make_rope_tables();
+    }
+
     void check_fits() {
         std::size_t free_bytes = 0, total_bytes = 0;
         MTDESK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
         const MemoryEstimate need =
             estimate_memory(config_, options_.tier, static_cast<std::size_t>(options_.kv_tokens),
-                            options_.max_batch);
+                            options_.max_batch, options_.kv_cache);
         if (need.total() <= free_bytes) return;
         std::string fits;
         for (Tier t : all_tiers()) {
-            const MemoryEstimate e = estimate_memory(
-                config_, t, static_cast<std::size_t>(options_.kv_tokens), options_.max_batch);
+            const MemoryEstimate e =
+                estimate_memory(config_, t, static_cast<std::size_t>(options_.kv_tokens),
+                                options_.max_batch, options_.kv_cache);
             if (e.total() <= free_bytes)
                 fits += (fits.empty() ? "" : ", ") + std::string(tier_name(t)) + " (" +
                         mib(e.total()) + ")";
         }
         throw Error("the " + std::string(tier_name(options_.tier)) + " tier needs " +
-                    mib(need.total()) + " (weights " + mib(need.weights) + ", KV cache " +
+                    mib(need.total()) + " (weights " + mib(need.weights) + ", " +
+                    std::string(kv_cache_dtype_name(options_.kv_cache)) + " KV cache " +
                     mib(need.kv_cache) + " for " + std::to_string(options_.kv_tokens) +
                     " tokens, workspace " + mib(need.workspace) + ") but " + device_name_ +
                     " has " + mib(free_bytes) + " free of " + mib(total_bytes) + "; " +
@@ -465,7 +560,13 @@ class CudaModelImpl final : public CudaModel {
             linear_of(ts, "lm_head",
                       {tied ? std::string("model.embed_tokens.weight") : "lm_head.weight"}, hidden);
 
-        // RoPE tables for every position, computed by the CPU reference code.
+        make_rope_tables();
+        if (progress) progress(steps, steps, "done");
+    }
+
+    /// RoPE tables for every position, computed by the CPU reference code.
+    void make_rope_tables() {
+        const ModelConfig& c = config_;
         const cpu::RopeFrequencies freqs = cpu::rope_frequencies(c);
         const std::size_t half = c.head_dim / 2;
         std::vector<float> cs(c.max_position_embeddings * half), sn(cs.size());
@@ -476,9 +577,12 @@ class CudaModelImpl final : public CudaModel {
         MTDESK_CUDA_CHECK(cudaMemcpy(sin_.get(), sn.data(), sn.size() * 4, cudaMemcpyHostToDevice));
         memory_.workspace += cos_.bytes() + sin_.bytes();
         attn_scale_ = static_cast<float>(std::pow(static_cast<double>(c.head_dim), -0.5));
-        if (progress) progress(steps, steps, "done");
     }
 
+    /// The KV blocks (options_.kv_tokens positions, rounded up to whole blocks), laid out per
+    /// layer as K | V, and for an int8 cache K scales | V scales after them (KvCacheLayer in
+    /// ops_cuda.h), each part 256-byte aligned; and the split-KV attention's workspace, sized
+    /// once here so that no step allocates.
     void allocate_kv() {
         const ModelConfig& c = config_;
         num_blocks_ =
@@ -486,13 +590,51 @@ class CudaModelImpl final : public CudaModel {
         max_blocks_per_seq_ =
             std::min(num_blocks_,
                      (c.max_position_embeddings + options_.block_size - 1) / options_.block_size);
-        const std::size_t bytes = 2ull * c.num_layers * num_blocks_ * options_.block_size *
-                                  c.num_kv_heads * c.head_dim * sizeof(T);
+        const bool int8 = options_.kv_cache == KvCacheDtype::Int8;
+        // One block more than the budget: the padding block of CUDA-graph decode steps.
+        pad_block_ = num_blocks_;
+        graphs_enabled_ = options_.cuda_graphs;
+        const std::size_t vectors =  // head vectors per layer, of K or V
+            static_cast<std::size_t>(num_blocks_ + 1) * options_.block_size * c.num_kv_heads;
+        auto aligned = [](std::size_t b) { return (b + 255) / 256 * 256; };
+        kv_part_bytes_ = aligned(vectors * c.head_dim * (int8 ? 1 : sizeof(T)));
+        kv_scale_bytes_ = int8 ? aligned(vectors * sizeof(float)) : 0;
+        const std::size_t bytes = 2 * (kv_part_bytes_ + kv_scale_bytes_) * c.num_layers;
         kv_.allocate(bytes);
         memory_.kv_cache = bytes;
         free_.clear();
         for (int b = num_blocks_ - 1; b >= 0; --b)
             free_.push_back(b);
+
+        // Partials of split contexts: a row per sequence of a full decode batch, at least
+        // kSplitKvRows (a step with more tokens runs its attention in pieces of that many),
+        // partitions for the longest context a sequence can reach.
+        const int max_context = max_blocks_per_seq_ * options_.block_size;
+        split_kv_ = SplitKvWorkspace{};
+        if (max_context > kSplitKvPartition) {
+            split_kv_.rows = std::min(std::max(options_.max_batch, kSplitKvRows),
+                                      std::max(1, options_.max_step_tokens));
+            split_kv_.max_partitions = (max_context - 1) / kSplitKvPartition + 1;
+            split_kv_.capacity = split_kv_workspace_floats(split_kv_.rows, c.num_heads, c.head_dim,
+                                                           split_kv_.max_partitions);
+            split_kv_buffer_.allocate(split_kv_.capacity * sizeof(float));
+            memory_.workspace += split_kv_buffer_.bytes();
+            split_kv_.data = split_kv_buffer_.as<float>();
+        }
+    }
+
+    /// Layer l's part of the KV cache.
+    KvCacheLayer kv_layer(std::size_t l) const {
+        char* base = kv_.as<char>() + l * 2 * (kv_part_bytes_ + kv_scale_bytes_);
+        KvCacheLayer kv;
+        kv.k = base;
+        kv.v = base + kv_part_bytes_;
+        if (options_.kv_cache == KvCacheDtype::Int8) {
+            kv.storage = KvCacheLayer::Storage::Int8;
+            kv.k_scale = reinterpret_cast<float*>(base + 2 * kv_part_bytes_);
+            kv.v_scale = reinterpret_cast<float*>(base + 2 * kv_part_bytes_ + kv_scale_bytes_);
+        }
+        return kv;
     }
 
     void allocate_workspace() {
@@ -547,13 +689,135 @@ class CudaModelImpl final : public CudaModel {
     /// the largest layer's dequantised weight for prefill (the output layer, larger still,
     /// is dequantised in tiles of this size).
     std::size_t workspace_for_linears() const {
-        std::size_t ws = linear_workspace_bytes(lm_head_, 1);
+        std::size_t ws = 0;
+        // Split-K partials grow with m up to the GEMV limit; above it, the dequantised weight
+        // (not for the output layer, larger than all others: it is dequantised in tiles).
+        auto need = [&](const DeviceLinear& w, bool prefill) {
+            for (int m = 1; m <= std::min(kGemvMaxM, options_.max_step_tokens); m *= 2)
+                ws = std::max(ws, linear_workspace_bytes(w, m));
+            if (prefill) ws = std::max(ws, linear_workspace_bytes(w, options_.max_step_tokens));
+        };
+        need(lm_head_, false);
         for (const Layer& L : layers_)
-            for (const DeviceLinear* w : {&L.qkv, &L.o, &L.gate_up, &L.down}) {
-                ws = std::max(ws, linear_workspace_bytes(*w, 1));
-                ws = std::max(ws, linear_workspace_bytes(*w, options_.max_step_tokens));
-            }
+            for (const DeviceLinear* w : {&L.qkv, &L.o, &L.gate_up, &L.down})
+                need(*w, true);
         return std::max<std::size_t>(ws, 256);
+    }
+
+    /// Queues the decoder layers for a step of `total` tokens whose metadata is in meta_ (the
+    /// layout forward() packs), up to the final norm into h_. `max_context` bounds every
+    /// token's context (sizes the attention's grid); `prefill_chunks`: some sequence feeds
+    /// several tokens, whose attention then runs on the tensor cores. Only kernel launches and
+    /// cuBLAS calls on stream_: the whole sequence can be captured into a CUDA graph.
+    void enqueue_layers(int total, int rows, int max_context, bool prefill_chunks) {
+        const ModelConfig& c = config_;
+        const int32_t* d_tokens = meta_.as<int32_t>();
+        const int32_t* d_positions = d_tokens + total;
+        const int32_t* d_slots = d_positions + total;
+        const int32_t* d_token_seq = d_slots + total;
+        const int32_t* d_tables = d_token_seq + total + rows;
+        const int mb = max_blocks_per_seq_;
+        const int hidden = c.hidden_size, inter = c.intermediate_size, hd = c.head_dim;
+        const int heads = c.num_heads, kvh = c.num_kv_heads;
+        const float eps = c.rms_norm_eps;
+        T* x = x_.as<T>();
+        T* h = h_.as<T>();
+        T* qkv = qkv_.as<T>();
+        T* attn = attn_.as<T>();
+        T* tmp = tmp_.as<T>();
+        T* gu = gu_.as<T>();
+        T* act = act_.as<T>();
+        const QkNorm norm = !c.qk_norm             ? QkNorm::None
+                            : c.qk_norm_after_rope ? QkNorm::AfterRope
+                                                   : QkNorm::BeforeRope;
+
+        embedding<T>(embed_.as<T>(), hidden, d_tokens, total, x, stream_);
+        if (!layers_.empty())
+            rms_norm<T>(x, layers_[0].input_norm.as<T>(), h, total, hidden, eps, stream_);
+        for (std::size_t l = 0; l < layers_.size(); ++l) {
+            Layer& L = layers_[l];
+            const KvCacheLayer kv = kv_layer(l);
+            linear<T>(L.qkv, h, qkv, total, ctx_, stream_);
+            qkv_rope_cache<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(), norm,
+                              eps, cos_.as<float>(), sin_.as<float>(), d_positions, d_slots, kv,
+                              total, heads, kvh, hd, stream_);
+            paged_attention<T>(
+                qkv, static_cast<int64_t>(heads + 2 * kvh) * hd, kv, d_tables, mb, d_token_seq,
+                d_positions, attn, total, heads, kvh, hd, options_.block_size, attn_scale_,
+                max_context, split_kv_, stream_, AttentionSplit::Auto,
+                prefill_chunks ? AttentionPrefill::TensorCores : AttentionPrefill::Off);
+            linear<T>(L.o, attn, tmp, total, ctx_, stream_);
+            if (L.o_bias.get()) add_bias<T>(tmp, L.o_bias.as<T>(), total, hidden, stream_);
+            add_rms_norm<T>(x, tmp, L.post_norm.as<T>(), h, total, hidden, eps, stream_);
+            linear<T>(L.gate_up, h, gu, total, ctx_, stream_);
+            if (L.gate_up_bias.get())
+                add_bias<T>(gu, L.gate_up_bias.as<T>(), total, 2 * inter, stream_);
+            swiglu<T>(gu, act, total, inter, stream_);
+            linear<T>(L.down, act, tmp, total, ctx_, stream_);
+            if (L.down_bias.get()) add_bias<T>(tmp, L.down_bias.as<T>(), total, hidden, stream_);
+            const T* next =
+                l + 1 < layers_.size() ? layers_[l + 1].input_norm.as<T>() : final_norm_.as<T>();
+            add_rms_norm<T>(x, tmp, next, h, total, hidden, eps, stream_);
+        }
+        if (layers_.empty()) rms_norm<T>(x, final_norm_.as<T>(), h, total, hidden, eps, stream_);
+    }
+
+    /// The batch bucket of a decode step of `n` sequences: 1, 2, 4, 8, then multiples of 8 up
+    /// to the batch limit (vLLM's capture sizes), or 0 (eager) above kMaxGraphBatch.
+    int graph_bucket(int n) const {
+        const int limit = std::min({max_seqs_, kMaxGraphBatch, options_.max_step_tokens});
+        if (n > limit) return 0;
+        const int b = n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : (n + 7) / 8 * 8;
+        return std::min(b, limit);
+    }
+
+    /// A power of two >= `context` (at least 256), at most the longest context a sequence can
+    /// have: one graph serves every step whose contexts fit.
+    int context_bucket(int context) const {
+        const int limit = max_blocks_per_seq_ * options_.block_size;
+        int b = 256;
+        while (b < context)
+            b *= 2;
+        return std::min(b, std::max(limit, context));
+    }
+
+    /// Launches the graph of (batch, context), capturing it first if needed. False when capture
+    /// is not possible (graphs are then switched off for this model).
+    bool run_graph(int batch, int context) {
+        const auto key = std::make_pair(batch, context);
+        auto it = graphs_.find(key);
+        if (it == graphs_.end()) {
+            cudaGraph_t graph = nullptr;
+            cudaGraphExec_t exec = nullptr;
+            if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+                cudaGetLastError();
+                graphs_enabled_ = false;
+                return false;
+            }
+            try {
+                enqueue_layers(batch, batch, context, false);
+                lm_head_rows(h_.as<T>(), meta_.as<int32_t>() + 4 * static_cast<std::size_t>(batch),
+                             batch);
+            } catch (...) {
+                cudaStreamEndCapture(stream_, &graph);
+                if (graph) cudaGraphDestroy(graph);
+                cudaGetLastError();
+                graphs_enabled_ = false;
+                return false;
+            }
+            const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+            const cudaError_t inst =
+                end == cudaSuccess ? cudaGraphInstantiate(&exec, graph, 0) : end;
+            if (graph) cudaGraphDestroy(graph);
+            if (inst != cudaSuccess) {
+                cudaGetLastError();
+                graphs_enabled_ = false;
+                return false;
+            }
+            it = graphs_.emplace(key, GraphExec(exec)).first;
+        }
+        MTDESK_CUDA_CHECK(cudaGraphLaunch(it->second.get(), stream_));
+        return true;
     }
 
     void lm_head_rows(const T* h, const int32_t* rows, int n) {
@@ -587,6 +851,9 @@ class CudaModelImpl final : public CudaModel {
     float attn_scale_ = 1.0f;
 
     DeviceBuffer kv_;
+    std::size_t kv_part_bytes_ = 0, kv_scale_bytes_ = 0;  // one layer's K (or V), its scales
+    DeviceBuffer split_kv_buffer_;
+    SplitKvWorkspace split_kv_;
     int num_blocks_ = 0, max_blocks_per_seq_ = 0;
     std::vector<int> free_;
 
@@ -596,6 +863,12 @@ class CudaModelImpl final : public CudaModel {
     std::size_t meta_capacity_ = 0;
     int max_seqs_ = 1, max_logit_rows_ = 1, logit_rows_ = 0;
     bool logits_on_host_ = false;
+    // CUDA graphs of decode steps by (batch bucket, context bucket), and the KV block that
+    // padding tokens write to (never handed to a sequence).
+    static constexpr int kMaxGraphBatch = 256;
+    bool graphs_enabled_ = false;
+    std::map<std::pair<int, int>, GraphExec> graphs_;
+    int pad_block_ = 0;
     std::vector<float> all_logits_host_;
 };
 
@@ -632,6 +905,28 @@ std::unique_ptr<CudaModel> CudaModel::load(const ModelDir& dir, const CudaEngine
                                                       "int8 or int4 tier");
     if (fp16) return std::make_unique<CudaModelImpl<__half>>(dir, options, progress);
     return std::make_unique<CudaModelImpl<__nv_bfloat16>>(dir, options, progress);
+}
+
+std::unique_ptr<CudaModel> CudaModel::synthetic(const ModelConfig& config,
+                                                const CudaEngineOptions& options, uint64_t seed) {
+    const std::string what = "synthetic model";
+    if (config.num_heads <= 0 || config.num_kv_heads <= 0 ||
+        config.num_heads % config.num_kv_heads != 0 || config.hidden_size <= 0 ||
+        config.intermediate_size <= 0 || config.vocab_size <= 0 || config.head_dim <= 0)
+        throw Error("CudaModel::synthetic: incomplete shapes");
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        throw UnsupportedError(what, "no CUDA device is available");
+    }
+    if (options.device < 0 || options.device >= count)
+        throw Error("CUDA device " + std::to_string(options.device) + " does not exist (" +
+                    std::to_string(count) + " present)");
+    cudaDeviceProp prop{};
+    MTDESK_CUDA_CHECK(cudaGetDeviceProperties(&prop, options.device));
+    if (options.tier == Tier::FP16 || prop.major < 8)
+        return std::make_unique<CudaModelImpl<__half>>(config, options, seed);
+    return std::make_unique<CudaModelImpl<__nv_bfloat16>>(config, options, seed);
 }
 
 }  // namespace mtdesk::cuda

@@ -18,7 +18,9 @@
 
 namespace mtdesk::cuda {
 
-/// One sequence's part of a step.
+/// One sequence's part of a step. A step whose sequences all have one token and want its
+/// logits is a decode step: it replays the CUDA graph of its batch bucket (the batch padded
+/// with dummy sequences to 1, 2, 4, 8, 16, 24, ... sequences) when options().cuda_graphs.
 struct StepSequence {
     std::span<const int32_t> tokens;       ///< new tokens, at positions start .. start + n - 1
     int start = 0;                         ///< positions already in the KV cache
@@ -38,6 +40,14 @@ class CudaModel {
     /// Loads `dir` onto options.device. Throws as make_cuda_engine documents.
     static std::unique_ptr<CudaModel> load(const ModelDir& dir, const CudaEngineOptions& options,
                                            const LoadProgress& progress = {});
+
+    /// A model of `config`'s shapes whose weights are random values made on options.device in
+    /// options.tier's format (no checkpoint; quantised tiers get random codes and scales): what
+    /// a real model of those shapes costs in memory and time, for benchmarks. The output layer
+    /// is untied. Throws Error for incomplete shapes, a tier that does not fit, CUDA errors.
+    static std::unique_ptr<CudaModel> synthetic(const ModelConfig& config,
+                                                const CudaEngineOptions& options,
+                                                uint64_t seed = 1);
 
     virtual const ModelConfig& config() const noexcept = 0;
     virtual const CudaEngineOptions& options() const noexcept = 0;
@@ -60,6 +70,16 @@ class CudaModel {
     /// number of logit rows. Throws Error for ids outside the vocabulary or a block table too
     /// short for the positions.
     virtual int forward(std::span<const StepSequence> seqs) = 0;
+
+    /// Runs a prefill step and a decode step on dummy tokens (then frees their KV blocks), so
+    /// that the kernels a first request needs are loaded (CUDA loads modules lazily: the first
+    /// prefill GEMM otherwise costs ~100 ms of a user's first request) and the batch-1 decode
+    /// graph is captured. Called at load. Throws like forward().
+    virtual void warm_up() = 0;
+
+    /// CUDA graphs captured so far (decode steps by batch bucket and context bound; 0 when
+    /// options().cuda_graphs is off or capture is not possible).
+    virtual int graphs() const noexcept = 0;
 
     /// Copies the logits of the last forward() to the host as fp32 [rows, vocab_size].
     virtual void logits_to_host(std::vector<float>& out) = 0;

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace mtdesk::cuda {
@@ -37,37 +38,135 @@ void add_bias(T* x, const T* bias, int rows, int cols, cudaStream_t stream);
 /// Where the per-head Q/K RMSNorm sits relative to RoPE.
 enum class QkNorm { None, BeforeRope /* Qwen3 */, AfterRope /* HunYuanDenseV1 */ };
 
+/// One layer's paged KV cache as qkv_rope_cache() writes it and paged_attention() reads it.
+/// Positions live in slots, slot = block * block_size + offset in the block, slots =
+/// num_blocks * block_size; one slot holds one position's key and value vectors of every kv
+/// head.
+///   Storage::F16 (the activations' 16-bit type T):
+///     k, v:  T [slots, kv_heads, head_dim]; k_scale, v_scale unused (null).
+///   Storage::Int8, symmetric int8 per (slot, kv head) — the arithmetic is
+///   cpu::quantize_kv_int8's, applied to the value the 16-bit cache would hold:
+///     k, v:  int8 [slots, kv_heads, head_dim]
+///     k_scale, v_scale: fp32 [slots, kv_heads]; x ≈ q * scale, scale = max|x| / 127.
+///   The scale is fp32 rather than fp16 because bf16 activations have fp32's exponent range
+///   (an fp16 scale could overflow or flush to zero for vectors a bf16 cache holds), and it
+///   costs 4 bytes per head vector of head_dim bytes (3 % at head_dim 128). The per-token
+///   attention kernels dequantise in registers: dot(q, k) = scale_k * dot(q, k_int8), and the
+///   softmax weight of a position is multiplied by scale_v before it meets v_int8 (the
+///   tensor-core prefill does it in shared memory, AttentionPrefill).
+/// k and v must be 4-byte aligned (cudaMalloc'd buffers and the per-layer offsets the model
+/// uses are 256-byte aligned); head_dim must be even.
+struct KvCacheLayer {
+    enum class Storage { F16, Int8 };
+    Storage storage = Storage::F16;
+    void* k = nullptr;
+    void* v = nullptr;
+    float* k_scale = nullptr;
+    float* v_scale = nullptr;
+};
+
 /// The attention input step for a batch of tokens, fused: optional QKV bias, per-head Q/K
 /// RMSNorm before or after the rotary embedding (rotate_half convention, with transformers'
 /// 16-bit rounding: cos/sin rounded to T, each product and the sum rounded to T), then the
-/// token's K and V written into the paged KV cache.
+/// token's K and V written into the paged KV cache (rounded to T; for an Int8 cache the
+/// rounded vector is then quantised per kv head, see KvCacheLayer).
 ///   qkv:        [tokens, (heads + 2 kv_heads) * head_dim], Q then K then V per row; Q is
 ///               rewritten in place (rotated and normed), K/V are read.
 ///   qkv_bias:   [(heads + 2 kv_heads) * head_dim] or null.
 ///   q_norm, k_norm: [head_dim] (ignored when norm == None).
 ///   cos, sin:   fp32 tables [max_positions, head_dim / 2] (cpu::rope_cos_sin's values).
 ///   positions:  [tokens]; slots: [tokens], slot = block * block_size + offset in the cache.
-///   k_cache, v_cache: [num_blocks * block_size, kv_heads, head_dim] of this layer.
+///   cache:      this layer's cache (KvCacheLayer).
+/// Throws Error for an odd head_dim or one above 256, and for an Int8 cache without scales.
 template <typename T>
 void qkv_rope_cache(T* qkv, const T* qkv_bias, const T* q_norm, const T* k_norm, QkNorm norm,
                     float eps, const float* cos, const float* sin, const int32_t* positions,
-                    const int32_t* slots, T* k_cache, T* v_cache, int tokens, int heads,
+                    const int32_t* slots, const KvCacheLayer& cache, int tokens, int heads,
                     int kv_heads, int head_dim, cudaStream_t stream);
+
+/// Scratch of the split-KV attention, allocated once at load (memory stays flat while
+/// serving): fp32 partial results of up to `rows` tokens with up to `max_partitions`
+/// partitions each,
+///   out: [rows, heads, max_partitions, head_dim] (unnormalised sums of p * v),
+///   max: [rows, heads, max_partitions] (each partition's largest scaled score),
+///   sum: [rows, heads, max_partitions] (each partition's sum of exp(score - max)),
+/// in this order in `data`: split_kv_workspace_floats() floats. Steps with more tokens are run
+/// in pieces of `rows` tokens; a context longer than max_partitions * kSplitKvPartition
+/// positions gets its excess in its last partition (correct, only slower).
+struct SplitKvWorkspace {
+    float* data = nullptr;     ///< null: nothing is split (every token in one pass)
+    std::size_t capacity = 0;  ///< floats at data (checked against the call's heads/head_dim)
+    int rows = 0;
+    int max_partitions = 0;
+};
+
+/// Floats a SplitKvWorkspace of this size needs.
+inline std::size_t split_kv_workspace_floats(int rows, int heads, int head_dim,
+                                             int max_partitions) {
+    return static_cast<std::size_t>(rows) * heads * max_partitions * (head_dim + 2);
+}
+
+/// How paged_attention() divides long contexts.
+enum class AttentionSplit {
+    /// A token whose context is longer than kSplitKvPartition (mtdesk/quant/tiers.h) positions
+    /// is split into partitions of that many positions, one thread block each, and their
+    /// partial softmaxes combined by a second kernel (FlashDecoding, Dao et al. 2023; vLLM's
+    /// paged_attention_v2). Shorter contexts run in one pass. The choice depends on the
+    /// token's own context only, never on the rest of the batch, so a sequence's output is
+    /// the same alone and inside any batch (and a short context's result is bit-identical to
+    /// Never's).
+    Auto,
+    /// Every (token, head) in one thread block whatever its context (the reference the tests
+    /// compare the split path with).
+    Never,
+};
+
+/// Whether paged_attention() runs prefill chunks on tensor cores.
+enum class AttentionPrefill {
+    /// Every token through the per-(token, head) kernels above.
+    Off,
+    /// Tokens of prefill runs — two or more tokens of one sequence at consecutive positions,
+    /// next to each other in the step (CudaModel::forward lays chunks out so) — through a
+    /// FlashAttention-2-style kernel (Dao 2023): 64 query rows of one head per thread block,
+    /// keys in tiles of 64 staged in shared memory (an int8 cache's keys converted to T there,
+    /// exactly, their scales applied to the fp32 scores; its values dequantised to T),
+    /// S = Q K^T and O += P V with mma.sync m16n8k16 (bf16/fp16 in, fp32 accumulate), the
+    /// online softmax in fp32, P rounded to T. Each K/V tile is read once per 64 rows instead
+    /// of once per row. Used with AttentionSplit::Auto, head_dim <= 128, on sm_80 and later
+    /// (elsewhere the request is ignored); lone tokens (decode) keep the split-KV path. A
+    /// row's result does not depend on which rows share its block. Steps without prefill
+    /// chunks should pass Off: the kernel would only find nothing to do.
+    TensorCores,
+};
 
 /// Causal attention over a paged KV cache (the PagedAttention layout of Kwon et al. 2023,
 /// vLLM), for prefill chunks and decode steps alike: token t of sequence s = token_seq[t] at
 /// position p = token_pos[t] attends to positions 0 .. p of its sequence, whose keys/values
-/// live in blocks block_tables[s, 0 ..]. One thread block per (token, head); warps take keys
-/// in turn with an online softmax (Milakov & Gimelshein 2018), combined at the end; fp32
-/// math, output rounded to T. Grouped-query heads: head h reads kv head h / (heads/kv_heads).
+/// live in blocks block_tables[s, 0 ..]. One thread block per (token, head, partition); its
+/// warps take 4 positions at a time each with an online softmax (Milakov & Gimelshein 2018),
+/// combined at the end; fp32 math, output rounded to T. Grouped-query heads: head h reads kv
+/// head h / (heads / kv_heads).
 ///   q:     [tokens, heads, head_dim] (the Q part of qkv: row stride q_stride elements)
+///   cache: the layer's KV cache (16-bit T or int8, KvCacheLayer)
+///   block_tables: [seqs, max_blocks_per_seq]; token_seq, token_pos: [tokens]
 ///   out:   [tokens, heads, head_dim]
-///   block_tables: [seqs, max_blocks_per_seq]; head_dim <= 256.
+///   max_context: at least the largest token_pos[t] + 1 of the step (the host knows it); it
+///          sizes the split grid. A CUDA graph captured with a bound stays valid for every
+///          step whose contexts stay within it (partitions past a token's context exit at
+///          once); an underestimate costs speed, not correctness.
+///   workspace: the split path's scratch (null data: no split).
+///   scale: the softmax scale (head_dim^-0.5).
+///   split, prefill: which kernels run (AttentionSplit, AttentionPrefill).
+/// head_dim must be even and <= 256, heads a multiple of kv_heads. Throws Error otherwise, or
+/// for a misaligned cache.
 template <typename T>
-void paged_attention(const T* q, int64_t q_stride, const T* k_cache, const T* v_cache,
+void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                      const int32_t* block_tables, int max_blocks_per_seq, const int32_t* token_seq,
                      const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
-                     int head_dim, int block_size, float scale, cudaStream_t stream);
+                     int head_dim, int block_size, float scale, int max_context,
+                     const SplitKvWorkspace& workspace, cudaStream_t stream,
+                     AttentionSplit split = AttentionSplit::Auto,
+                     AttentionPrefill prefill = AttentionPrefill::Off);
 
 /// SwiGLU on a fused gate|up product: out[r, i] = T(T(silu(gu[r, i])) * gu[r, inter + i]).
 /// gu: [rows, 2 * inter]; out: [rows, inter].

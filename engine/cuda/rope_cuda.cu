@@ -1,6 +1,6 @@
 // The attention input step: QKV bias, per-head Q/K RMSNorm, rotary embedding, KV cache write
-// (the CPU side does these one by one in cpu/cpu_model.cpp with cpu/rope_cpu.cpp and
-// cpu/rms_norm_cpu.cpp).
+// in 16-bit or int8 (the CPU side does these one by one in cpu/cpu_model.cpp with
+// cpu/rope_cpu.cpp and cpu/rms_norm_cpu.cpp; the int8 format is cpu::quantize_kv_int8's).
 
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
@@ -23,12 +23,42 @@ __device__ void head_rms_norm(float* v, const T* weight, int d, float eps) {
     __syncwarp();
 }
 
+__device__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/// Writes the head vector v (fp32 in shared memory, d elements) into a cache row: rounded to
+/// T, and for an int8 cache quantised as cpu::quantize_kv_int8 does it (the same fp32
+/// operations, so the same bits), with its scale.
+template <typename T, bool kInt8>
+__device__ void store_kv(const float* v, int d, void* cache, float* scales, int64_t row) {
+    if constexpr (!kInt8) {
+        T* dst = static_cast<T*>(cache) + row * d;
+        for (int i = threadIdx.x; i < d; i += 32)
+            dst[i] = from_f32<T>(v[i]);
+    } else {
+        float amax = 0.0f;
+        for (int i = threadIdx.x; i < d; i += 32)
+            amax = fmaxf(amax, fabsf(round_to<T>(v[i])));
+        amax = warp_max(amax);
+        const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+        int8_t* dst = static_cast<int8_t*>(cache) + row * d;
+        for (int i = threadIdx.x; i < d; i += 32) {
+            const int q = __float2int_rn(round_to<T>(v[i]) * inv);
+            dst[i] = static_cast<int8_t>(max(-127, min(127, q)));
+        }
+        if (threadIdx.x == 0) scales[row] = amax / 127.0f;
+    }
+}
+
 // grid (tokens, heads + 2 kv_heads), one warp each: a Q, K or V head vector of one token.
-template <typename T>
+template <typename T, bool kInt8>
 __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, const T* k_norm,
                                       QkNorm norm, float eps, const float* cos_table,
                                       const float* sin_table, const int32_t* positions,
-                                      const int32_t* slots, T* k_cache, T* v_cache, int heads,
+                                      const int32_t* slots, KvCacheLayer cache, int heads,
                                       int kv_heads, int d) {
     __shared__ float v[kMaxHeadDim];
     const int t = blockIdx.x, h = blockIdx.y;
@@ -43,9 +73,7 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
     __syncwarp();
     const int64_t slot = slots[t];
     if (h >= heads + kv_heads) {  // V: straight into the cache
-        T* dst = v_cache + (slot * kv_heads + (h - heads - kv_heads)) * d;
-        for (int i = threadIdx.x; i < d; i += 32)
-            dst[i] = from_f32<T>(v[i]);
+        store_kv<T, kInt8>(v, d, cache.v, cache.v_scale, slot * kv_heads + (h - heads - kv_heads));
         return;
     }
     const bool is_q = h < heads;
@@ -69,9 +97,12 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
         v[i] = rotated[n];
     __syncwarp();
     if (norm == QkNorm::AfterRope) head_rms_norm<T>(v, w, d, eps);
-    T* dst = is_q ? src : k_cache + (slot * kv_heads + (h - heads)) * d;
-    for (int i = threadIdx.x; i < d; i += 32)
-        dst[i] = from_f32<T>(v[i]);
+    if (is_q) {
+        for (int i = threadIdx.x; i < d; i += 32)
+            src[i] = from_f32<T>(v[i]);
+    } else {
+        store_kv<T, kInt8>(v, d, cache.k, cache.k_scale, slot * kv_heads + (h - heads));
+    }
 }
 
 }  // namespace
@@ -79,23 +110,26 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
 template <typename T>
 void qkv_rope_cache(T* qkv, const T* qkv_bias, const T* q_norm, const T* k_norm, QkNorm norm,
                     float eps, const float* cos, const float* sin, const int32_t* positions,
-                    const int32_t* slots, T* k_cache, T* v_cache, int tokens, int heads,
+                    const int32_t* slots, const KvCacheLayer& cache, int tokens, int heads,
                     int kv_heads, int head_dim, cudaStream_t stream) {
     if (tokens <= 0) return;
     if (head_dim > kMaxHeadDim || head_dim % 2 != 0)
         throw Error("CUDA attention supports even head_dim up to 256, got " +
                     std::to_string(head_dim));
+    const bool int8 = cache.storage == KvCacheLayer::Storage::Int8;
+    if (int8 && (!cache.k_scale || !cache.v_scale))
+        throw Error("CUDA KV cache: an int8 cache needs its scale arrays");
     const dim3 grid(tokens, heads + 2 * kv_heads);
-    qkv_rope_cache_kernel<T><<<grid, 32, 0, stream>>>(qkv, qkv_bias, q_norm, k_norm, norm, eps, cos,
-                                                      sin, positions, slots, k_cache, v_cache,
-                                                      heads, kv_heads, head_dim);
+    auto kernel = int8 ? qkv_rope_cache_kernel<T, true> : qkv_rope_cache_kernel<T, false>;
+    kernel<<<grid, 32, 0, stream>>>(qkv, qkv_bias, q_norm, k_norm, norm, eps, cos, sin, positions,
+                                    slots, cache, heads, kv_heads, head_dim);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
 #define INSTANTIATE(T)                                                                             \
     template void qkv_rope_cache<T>(T*, const T*, const T*, const T*, QkNorm, float, const float*, \
-                                    const float*, const int32_t*, const int32_t*, T*, T*, int,     \
-                                    int, int, int, cudaStream_t)
+                                    const float*, const int32_t*, const int32_t*,                  \
+                                    const KvCacheLayer&, int, int, int, int, cudaStream_t)
 MTDESK_INSTANTIATE_T(INSTANTIATE);
 
 }  // namespace mtdesk::cuda

@@ -53,6 +53,16 @@ std::optional<Tier> parse_tier(std::string_view name) noexcept {
     return std::nullopt;
 }
 
+std::string_view kv_cache_dtype_name(KvCacheDtype d) noexcept {
+    return d == KvCacheDtype::Int8 ? "int8" : "16bit";
+}
+
+std::optional<KvCacheDtype> parse_kv_cache_dtype(std::string_view name) noexcept {
+    if (name == "16bit" || name == "auto") return KvCacheDtype::Auto;
+    if (name == "int8") return KvCacheDtype::Int8;
+    return std::nullopt;
+}
+
 std::size_t weight_bytes(const ModelConfig& c, Tier t) {
     const std::size_t h = c.hidden_size, f = c.intermediate_size, d = c.head_dim;
     const std::size_t q = c.num_heads * d, kv = c.num_kv_heads * d;
@@ -76,11 +86,23 @@ std::size_t kv_cache_bytes(const ModelConfig& c, std::size_t tokens,
     return 2ull * c.num_layers * c.num_kv_heads * c.head_dim * tokens * bytes_per_element;
 }
 
+std::size_t kv_cache_bytes(const ModelConfig& c, std::size_t tokens, KvCacheDtype dtype) {
+    if (dtype == KvCacheDtype::Auto) return kv_cache_bytes(c, tokens);
+    return 2ull * c.num_layers * c.num_kv_heads * (c.head_dim + sizeof(float)) * tokens;
+}
+
+std::size_t split_kv_workspace_bytes(const ModelConfig& c, std::size_t max_context,
+                                     std::size_t rows) {
+    if (max_context <= static_cast<std::size_t>(kSplitKvPartition)) return 0;
+    const std::size_t partitions = (max_context + kSplitKvPartition - 1) / kSplitKvPartition;
+    return rows * c.num_heads * partitions * (c.head_dim + 2) * sizeof(float);
+}
+
 MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context_tokens,
-                               int max_batch) {
+                               int max_batch, KvCacheDtype kv_dtype) {
     MemoryEstimate e;
     e.weights = weight_bytes(c, t);
-    e.kv_cache = kv_cache_bytes(c, context_tokens);
+    e.kv_cache = kv_cache_bytes(c, context_tokens, kv_dtype);
     constexpr std::size_t chunk = 512;
     const std::size_t rows = std::max<std::size_t>(chunk, max_batch);
     const std::size_t q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
@@ -92,7 +114,13 @@ MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context
     std::size_t dequant = 0;
     if (t == Tier::INT8 || t == Tier::INT4)
         dequant = 2ull * c.intermediate_size * c.hidden_size * 2;
-    e.workspace = act + logits + dequant + (64ull << 20);  // + CUDA context/cuBLAS workspace
+    // One sequence's context is bounded by the KV budget and by the model's positions.
+    std::size_t max_context = context_tokens;
+    if (c.max_position_embeddings > 0)
+        max_context = std::min<std::size_t>(max_context, c.max_position_embeddings);
+    const std::size_t split =
+        split_kv_workspace_bytes(c, max_context, std::max(max_batch, kSplitKvRows));
+    e.workspace = act + logits + dequant + split + (64ull << 20);  // + CUDA context/cuBLAS
     return e;
 }
 

@@ -25,6 +25,15 @@ std::unique_ptr<Translator> open_cuda_translator(const std::filesystem::path& mo
     unavailable(model_dir);
 }
 
+std::unique_ptr<TranslationEngine> make_synthetic_cuda_engine(
+    const std::filesystem::path& tokenizer_dir, const ModelConfig&, const CudaEngineOptions&) {
+    unavailable(tokenizer_dir);
+}
+
+double copy_bandwidth(int) {
+    throw Error("this mtdesk was built without CUDA");
+}
+
 std::unique_ptr<CausalLM> load_cuda_causal_lm(const std::filesystem::path& model_dir,
                                               const CudaEngineOptions&) {
     unavailable(model_dir);

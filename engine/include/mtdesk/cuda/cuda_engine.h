@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mtdesk/quant/tiers.h"
@@ -31,6 +32,11 @@ std::vector<DeviceInfo> devices();
 struct CudaEngineOptions {
     int device = 0;
     Tier tier = Tier::BF16;
+    /// How the KV cache holds keys and values: 16-bit (the activations' type) or int8 with an
+    /// fp32 scale per position and kv head, about half the bytes (so twice the positions in
+    /// the same memory), quantised as each position is written and dequantised inside the
+    /// attention kernels. estimate_memory() counts it.
+    KvCacheDtype kv_cache = KvCacheDtype::Auto;
     /// KV cache positions over all sequences together (the budget the cache is sized from).
     int64_t kv_tokens = 16384;
     int block_size = 16;  ///< positions per KV block
@@ -38,6 +44,10 @@ struct CudaEngineOptions {
     /// Most tokens one step runs (decode tokens plus prefill chunks); long prompts are
     /// prefilled in chunks of what is left, interleaved with decode steps.
     int max_step_tokens = 1024;
+    /// Decode steps replay CUDA graphs (one per batch-size bucket and context bound, captured
+    /// on first use) instead of launching each kernel: launch overhead, not bandwidth, is what
+    /// limits small models. Off: every step is launched kernel by kernel (for comparison).
+    bool cuda_graphs = true;
     /// Where INT8/INT4 weights are cached once quantised ("" = QuantCache::default_root(),
     /// i.e. $XDG_CACHE_HOME/mtdesk/quantized): the second load of a model skips quantising.
     std::string quant_cache_dir;
@@ -59,6 +69,20 @@ std::unique_ptr<TranslationEngine> make_cuda_engine(const std::filesystem::path&
 /// same generate() loop as the CPU engine): for parity tests and simple tools.
 std::unique_ptr<Translator> open_cuda_translator(const std::filesystem::path& model_dir,
                                                  const CudaEngineOptions& options);
+
+/// A batching engine over a model of `config`'s shapes whose weights are random values made on
+/// the GPU in options.tier's format (no checkpoint is read; quantised tiers get random codes),
+/// with tokenizer_dir's tokenizer and chat template (its vocabulary must fit config's): what a
+/// real model of those shapes costs in memory and time, for `mtdesk bench --synthetic`.
+/// Throws like make_cuda_engine.
+std::unique_ptr<TranslationEngine> make_synthetic_cuda_engine(
+    const std::filesystem::path& tokenizer_dir, const ModelConfig& config,
+    const CudaEngineOptions& options);
+
+/// Device-to-device copy bandwidth of GPU `device` in bytes moved (read + written) per second:
+/// the median of several 1 GiB cudaMemcpy calls (256 MiB when less is free). The practical
+/// bandwidth limit `mtdesk bench` compares decode steps with. Throws Error on CUDA errors.
+double copy_bandwidth(int device);
 
 /// The decoder alone on the GPU, behind the CausalLM interface (logits come back as fp32).
 std::unique_ptr<CausalLM> load_cuda_causal_lm(const std::filesystem::path& model_dir,

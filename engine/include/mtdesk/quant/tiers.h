@@ -21,6 +21,26 @@ enum class Tier {
 
 inline constexpr int kInt4GroupSize = 128;
 
+/// How the KV cache holds keys and values.
+enum class KvCacheDtype {
+    Auto,  ///< 16-bit: the activations' type (bf16; fp16 in the FP16 tier and before sm_80)
+    /// Symmetric int8 with one fp32 scale per (position, kv head): head_dim + 4 bytes per head
+    /// vector instead of 2 × head_dim (layout in engine/cuda/ops_cuda.h, KvCacheLayer).
+    Int8,
+};
+
+std::string_view kv_cache_dtype_name(KvCacheDtype d) noexcept;  ///< "16bit", "int8"
+/// "16bit" (also "auto") or "int8"; nullopt for anything else.
+std::optional<KvCacheDtype> parse_kv_cache_dtype(std::string_view name) noexcept;
+
+/// Positions one partition of the split-KV ("flash-decoding") attention covers: a token whose
+/// context is longer is split into partitions of this many positions, each run by its own
+/// thread block, and their partial results combined (engine/cuda/ops_cuda.h).
+inline constexpr int kSplitKvPartition = 512;
+/// Fewest tokens the split-KV workspace holds at once (more when the decode batch is larger):
+/// prefill chunks with long contexts run in pieces of this many tokens.
+inline constexpr int kSplitKvRows = 64;
+
 std::span<const Tier> all_tiers() noexcept;
 std::string_view tier_name(Tier t) noexcept;  ///< "bf16", "fp16", "int8", "int4"
 std::optional<Tier> parse_tier(std::string_view name) noexcept;
@@ -43,11 +63,25 @@ std::size_t weight_bytes(const ModelConfig& config, Tier t);
 std::size_t kv_cache_bytes(const ModelConfig& config, std::size_t tokens,
                            std::size_t bytes_per_element = 2);
 
+/// KV cache bytes for `tokens` positions held as `dtype`: 16-bit as above (2 bytes an
+/// element); int8: 2 × layers × kv_heads × (head_dim + 4) × tokens (an int8 element each and
+/// one fp32 scale per head vector).
+std::size_t kv_cache_bytes(const ModelConfig& config, std::size_t tokens, KvCacheDtype dtype);
+
+/// fp32 scratch of the split-KV attention for `rows` tokens per launch with contexts of up to
+/// `max_context` positions: rows × heads × partitions × (head_dim + 2) × 4 bytes, partitions =
+/// ceil(max_context / kSplitKvPartition) (a partial output, its maximum and its sum each).
+/// 0 when max_context <= kSplitKvPartition (nothing is ever split).
+std::size_t split_kv_workspace_bytes(const ModelConfig& config, std::size_t max_context,
+                                     std::size_t rows);
+
 /// Everything needed to run `config` in tier `t` with a KV budget of `context_tokens` positions
-/// and up to `max_batch` sequences decoding at once (workspace: hidden/intermediate activations
-/// for a prefill chunk of 512 tokens, fp32 logits for the batch, a 16-bit scratch for one
-/// dequantised gate+up weight in INT tiers, 64 MiB for the CUDA context and cuBLAS).
+/// held as `kv`, and up to `max_batch` sequences decoding at once (workspace: hidden/intermediate
+/// activations for a prefill chunk of 512 tokens, fp32 logits for the batch, a 16-bit scratch
+/// for one dequantised gate+up weight in INT tiers, the split-KV attention's partials for
+/// max(max_batch, kSplitKvRows) rows and contexts up to min(context_tokens,
+/// max_position_embeddings), 64 MiB for the CUDA context and cuBLAS).
 MemoryEstimate estimate_memory(const ModelConfig& config, Tier t, std::size_t context_tokens,
-                               int max_batch);
+                               int max_batch, KvCacheDtype kv = KvCacheDtype::Auto);
 
 }  // namespace mtdesk
