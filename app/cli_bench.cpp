@@ -12,6 +12,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "demo_model.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
+#include "mtdesk/model/config.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/languages.h"
@@ -92,6 +94,15 @@ int cmd_bench(const QStringList& args) {
          QStringLiteral("N"), QStringLiteral("128")},
         {QStringLiteral("kv-tokens"), QStringLiteral("KV cache budget (positions)."),
          QStringLiteral("N"), QStringLiteral("65536")},
+        {QStringLiteral("kv-cache"), QStringLiteral("KV cache type: 16bit or int8."),
+         QStringLiteral("TYPE"), QStringLiteral("16bit")},
+        {QStringLiteral("synthetic"),
+         QStringLiteral("Instead of --model's weights, random weights of a published model's "
+                        "shapes, made on the GPU: hy-mt-7b or hy-mt1.5-1.8b (the bundled demo "
+                        "model's tokenizer builds the prompts)."),
+         QStringLiteral("NAME")},
+        {QStringLiteral("no-cuda-graphs"),
+         QStringLiteral("Launch decode steps kernel by kernel instead of replaying CUDA graphs.")},
         {QStringLiteral("json"), QStringLiteral("Also write the figures here."),
          QStringLiteral("FILE")},
     });
@@ -108,6 +119,8 @@ int cmd_bench(const QStringList& args) {
                                       : default_model_dir();
     const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
     if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
+    const auto kv_cache = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
+    if (!kv_cache) throw Error("--kv-cache must be 16bit or int8");
     const std::vector<int> batches = int_list(p.value(QStringLiteral("batch")), "batch");
     const int new_tokens = int_list(p.value(QStringLiteral("new-tokens")), "new-tokens").at(0);
     int max_batch = 1;
@@ -122,27 +135,45 @@ int cmd_bench(const QStringList& args) {
     o.device = device.toInt(&device_ok);
     if (!device_ok || o.device < 0) throw Error("--device must be cuda, cuda:N or N");
     o.tier = *tier;
+    o.kv_cache = *kv_cache;
     o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong();
     o.max_batch = max_batch;
-    const ModelConfig config = ModelDir::open(model_dir).config;
+    o.cuda_graphs = !p.isSet(QStringLiteral("no-cuda-graphs"));
+    ModelConfig config = ModelDir::open(model_dir).config;
+    const std::string synthetic = p.value(QStringLiteral("synthetic")).toStdString();
+    if (!synthetic.empty()) {
+        const std::optional<ModelConfig> shapes = published_shapes(synthetic, config);
+        if (!shapes) throw Error("--synthetic must be hy-mt-7b or hy-mt1.5-1.8b");
+        config = *shapes;
+    }
+    // The practical bandwidth limit, measured in this run before anything is loaded.
+    const double copy_bw = cuda::copy_bandwidth(o.device);
     const MemoryEstimate estimate =
-        estimate_memory(config, *tier, static_cast<std::size_t>(o.kv_tokens), max_batch);
+        estimate_memory(config, *tier, static_cast<std::size_t>(o.kv_tokens), max_batch, *kv_cache);
 
     auto t0 = Clock::now();
-    auto engine = cuda::make_cuda_engine(model_dir, o);
+    auto engine = synthetic.empty() ? cuda::make_cuda_engine(model_dir, o)
+                                    : cuda::make_synthetic_cuda_engine(model_dir, config, o);
     const double load_s = seconds_since(t0);
     const EngineStatistics loaded = engine->statistics();
-    nlohmann::json report = {{"model", model_dir},
+    nlohmann::json report = {{"model", synthetic.empty() ? model_dir : "synthetic " + synthetic},
+                             {"parameters", config.parameter_count()},
+                             {"cuda_graphs", o.cuda_graphs},
+                             {"copy_bandwidth_bytes_per_s", copy_bw},
                              {"tier", tier_name(*tier)},
                              {"device", loaded.device},
                              {"load_s", load_s},
                              {"kv_tokens", o.kv_tokens},
+                             {"kv_cache", std::string(kv_cache_dtype_name(*kv_cache))},
                              {"estimate_bytes", estimate.total()},
                              {"vram_own_bytes", loaded.vram_own_bytes.value_or(0)},
                              {"vram_used_bytes", loaded.vram_used_bytes.value_or(0)}};
-    fmt::print("{} {} on {}: loaded in {:.1f} s; mtdesk holds {:.0f} MiB (estimate {:.0f} MiB)\n",
-               model_dir, tier_name(*tier), loaded.device, load_s,
-               loaded.vram_own_bytes.value_or(0) / 1048576.0, estimate.total() / 1048576.0);
+    fmt::print(
+        "{} {} on {} (copy bandwidth {:.0f} GB/s): loaded in {:.1f} s; mtdesk holds "
+        "{:.0f} MiB (estimate {:.0f} MiB)\n",
+        synthetic.empty() ? model_dir : "synthetic " + synthetic, tier_name(*tier), loaded.device,
+        copy_bw / 1e9, load_s, loaded.vram_own_bytes.value_or(0) / 1048576.0,
+        estimate.total() / 1048576.0);
 
     // Requests: a ~40-token English sentence, so the output bound (4 × source + 32) exceeds
     // new_tokens; generation stops at new_tokens (a random-weight model rarely picks a stop).
@@ -168,29 +199,48 @@ int cmd_bench(const QStringList& args) {
         const std::vector<JobOutcome> out = run_all(*engine, jobs);
         const double wall = seconds_since(t0);
         long tokens = 0;
-        double ttft = 0, decode_rate = 0;
+        double ttft = 0, decode_rate = 0, prompt = 0;
         for (const JobOutcome& r : out) {
             tokens += r.generated_tokens;
             ttft += r.ttft_ms / b;
+            prompt += static_cast<double>(r.prompt_tokens) / b;
             if (r.generated_tokens > 1 && r.total_ms > r.ttft_ms)
                 decode_rate += (r.generated_tokens - 1) / ((r.total_ms - r.ttft_ms) / 1000.0) / b;
         }
+        // A decode step reads every weight once (not the embedding table: only its b rows)
+        // and each sequence's keys and values (on average prompt + new_tokens / 2 positions).
+        const double step_s = decode_rate > 0 ? 1.0 / decode_rate : 0;
+        const double weight_bytes =
+            static_cast<double>(estimate.weights) - 2.0 * config.vocab_size * config.hidden_size;
+        const double kv_bytes = static_cast<double>(b) * (prompt + new_tokens / 2.0) *
+                                kv_cache_bytes(config, 1, *kv_cache);
+        const double limit_s = (weight_bytes + kv_bytes) / copy_bw;
+        const double fraction = step_s > 0 ? limit_s / step_s : 0;
         fmt::print(
             "batch {:3d}: {:6.0f} generated tokens/s in all ({} tokens in {:.2f} s), "
-            "{:6.1f} tokens/s per sequence, TTFT {:.1f} ms\n",
-            b, tokens / wall, tokens, wall, decode_rate, ttft);
+            "{:6.1f} tokens/s per sequence, TTFT {:.1f} ms ({:.0f}-token prompt), decode step "
+            "{:.2f} ms = {:.0f} % of the bandwidth limit\n",
+            b, tokens / wall, tokens, wall, decode_rate, ttft, prompt, step_s * 1e3,
+            100 * fraction);
         rows.push_back({{"batch", b},
                         {"tokens", tokens},
                         {"wall_s", wall},
                         {"tokens_per_s", tokens / wall},
                         {"per_sequence_tokens_per_s", decode_rate},
-                        {"ttft_ms", ttft}});
+                        {"ttft_ms", ttft},
+                        {"prompt_tokens", prompt},
+                        {"decode_step_ms", step_s * 1e3},
+                        {"bytes_read_per_step", weight_bytes + kv_bytes},
+                        {"bandwidth_limit_fraction", fraction}});
     }
     report["decode"] = rows;
 
-    // Prefill: one long segment (under the source budget), one new token.
+    // Prefill: about 2,048 prompt tokens in one segment (its sentences are prefilled together,
+    // in chunks of the step budget), one new token.
+    const int sentence_tokens =
+        static_cast<int>(engine->translator()->tokenizer().encode(sentence).size());
     std::string long_text;
-    while (long_text.size() < 3000)
+    for (int t = 0; t < 2048; t += sentence_tokens + 1)
         long_text += sentence + " ";
     const JobOutcome pre = run_all(*engine, {make_job(long_text, 1)}).at(0);
     const double prefill_rate = pre.prompt_tokens / (pre.ttft_ms / 1000.0);

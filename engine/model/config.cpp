@@ -611,4 +611,34 @@ GenerationConfig GenerationConfig::from_file(const std::filesystem::path& path) 
     return g;
 }
 
+std::optional<ModelConfig> published_shapes(std::string_view name, const ModelConfig& base) {
+    ModelConfig c = base;
+    // Dimensions of the published checkpoints (config.json of Hunyuan-MT-7B / HY-MT1.5-7B and
+    // of HY-MT1.5-1.8B); RoPE, norms and QK-norm are the family's and come from `base`.
+    if (name == "hy-mt-7b") {
+        c.hidden_size = 4096;
+        c.num_layers = 32;
+        c.num_heads = 32;
+        c.num_kv_heads = 8;
+        c.head_dim = 128;
+        c.intermediate_size = 14336;
+        c.vocab_size = 128256;
+        c.max_position_embeddings = 32768;
+    } else if (name == "hy-mt1.5-1.8b") {
+        c.hidden_size = 2048;
+        c.num_layers = 32;
+        c.num_heads = 16;
+        c.num_kv_heads = 4;
+        c.head_dim = 128;
+        c.intermediate_size = 6144;
+        c.vocab_size = 120818;
+        c.max_position_embeddings = 32768;
+    } else {
+        return std::nullopt;
+    }
+    c.tie_word_embeddings = false;  // a synthetic model always has its own output layer
+    c.attention_bias = c.attention_out_bias = c.mlp_bias = false;
+    return c;
+}
+
 }  // namespace mtdesk

@@ -3,9 +3,10 @@
 in docs/benchmarks.md: bf16, greedy, sdpa attention, the same English sentence in the same
 HY-MT1.5 prompt, 128 new tokens (min_new_tokens = max_new_tokens, so no early stop), batch
 sizes 1, 8, 64; decode tokens/s = generated tokens / wall time of the generate call; TTFT =
-wall time of a 1-token generate; prefill tokens/s of a ~800-token prompt.
+wall time of a 1-token generate; prefill tokens/s of a ~2,000-token prompt.
 
     python3 tools/bench/hf_generate_bench.py /tmp/hy7b-random [--json out.json]
+    python3 tools/bench/hf_generate_bench.py --synthetic hy-mt-7b [--json out.json]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "train"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from prompt import PromptEncoder, translation_prompt  # noqa: E402
 
 SENTENCE = ("Save the document before closing the window, otherwise the changes you made since "
@@ -28,11 +30,26 @@ def main() -> int:
     import torch
     from transformers import AutoModelForCausalLM
 
-    model_dir = Path(sys.argv[1])
     out_json = Path(sys.argv[sys.argv.index("--json") + 1]) if "--json" in sys.argv else None
     t0 = time.time()
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16,
-                                                 attn_implementation="sdpa").cuda().eval()
+    if sys.argv[1] == "--synthetic":
+        # Random weights of a published model's shapes, made on the GPU (as `mtdesk bench
+        # --synthetic` does); the demo model's tokenizer builds the prompts.
+        from transformers import AutoConfig
+        from make_random_model import DEMO, synthetic_config
+
+        cfg = synthetic_config(sys.argv[2])
+        cfg.pop("architectures", None)
+        config = AutoConfig.for_model(cfg.pop("model_type"), **cfg)
+        torch.manual_seed(0)
+        with torch.device("cuda"):
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16,
+                                                     attn_implementation="sdpa").eval()
+        model_dir = DEMO
+    else:
+        model_dir = Path(sys.argv[1])
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16,
+                                                     attn_implementation="sdpa").cuda().eval()
     load_s = time.time() - t0
     enc = PromptEncoder(spm.SentencePieceProcessor(model_file=str(model_dir / "tokenizer.model")))
     ids = enc.prompt_ids([translation_prompt("en", "de", SENTENCE)])[0]
@@ -56,7 +73,7 @@ def main() -> int:
                                  "ttft_ms": ttft * 1000})
         print(f"batch {b:3d}: {b * 128 / wall:7.0f} generated tokens/s ({wall:.2f} s), "
               f"TTFT {ttft * 1000:.1f} ms", flush=True)
-    long_ids = enc.prompt_ids([translation_prompt("en", "de", " ".join([SENTENCE] * 20))])[0]
+    long_ids = enc.prompt_ids([translation_prompt("en", "de", " ".join([SENTENCE] * 50))])[0]
     t = gen(1, 1, long_ids)
     report["prefill"] = {"prompt_tokens": len(long_ids), "ttft_ms": t * 1000,
                          "tokens_per_s": len(long_ids) / t}

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mtdesk {
@@ -128,5 +129,13 @@ struct ExpectedTensor {
     std::vector<int64_t> shape;
 };
 std::vector<ExpectedTensor> expected_tensors(const ModelConfig& config);
+
+/// The configuration of a published model's shapes for benchmarks with random weights:
+/// "hy-mt-7b" (Hunyuan-MT-7B and HY-MT1.5-7B: hidden 4096, 32 layers, 32 query / 8 KV heads of
+/// 128, SwiGLU 14336, vocabulary 128256) or "hy-mt1.5-1.8b" (hidden 2048, 32 layers, 16 / 4
+/// heads of 128, SwiGLU 6144, vocabulary 120818); RoPE, norm and QK-norm settings are `base`'s
+/// (the bundled demo model has the same architecture); untied output layer, no biases.
+/// nullopt for other names.
+std::optional<ModelConfig> published_shapes(std::string_view name, const ModelConfig& base);
 
 }  // namespace mtdesk
