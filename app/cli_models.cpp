@@ -55,7 +55,8 @@ std::string rope_description(const ModelConfig& c) {
     return "?";
 }
 
-int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, int batch) {
+int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, int batch,
+            KvCacheDtype kv) {
     const std::filesystem::path dir = dir_arg.toStdString();
     const ModelDir model = ModelDir::open(dir);
     const ModelConfig& c = model.config;
@@ -102,9 +103,12 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
         for (const auto& [name, t] : model.tensors->all())
             j["tensors"].push_back(
                 {{"name", name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
-        j["memory"] = {{"context_tokens", context}, {"max_batch", batch}, {"tiers", {}}};
+        j["memory"] = {{"context_tokens", context},
+                       {"max_batch", batch},
+                       {"kv_cache", std::string(kv_cache_dtype_name(kv))},
+                       {"tiers", {}}};
         for (Tier t : all_tiers()) {
-            const MemoryEstimate e = estimate_memory(c, t, context, batch);
+            const MemoryEstimate e = estimate_memory(c, t, context, batch, kv);
             j["memory"]["tiers"][std::string(tier_name(t))] = {{"weights", e.weights},
                                                                {"kv_cache", e.kv_cache},
                                                                {"workspace", e.workspace},
@@ -140,12 +144,13 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
         for (const auto& [name, t] : model.tensors->all())
             fmt::print("  {:<56} {:<5} {}\n", name, dtype_name(t->dtype), shape_string(t->shape));
     }
-    fmt::print("\nMemory per tier (KV cache for {} tokens in fp16{}, batch up to {}):\n", context,
+    fmt::print("\nMemory per tier (KV cache for {} tokens in {}{}, batch up to {}):\n", context,
+               kv == KvCacheDtype::Int8 ? "int8" : "fp16/bf16",
                clamped ? " = max positions x batch" : "", batch);
     fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", "tier", "weights", "KV cache", "workspace",
                "total");
     for (Tier t : all_tiers()) {
-        const MemoryEstimate e = estimate_memory(c, t, context, batch);
+        const MemoryEstimate e = estimate_memory(c, t, context, batch, kv);
         fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", tier_name(t), human_bytes(e.weights),
                    human_bytes(e.kv_cache), human_bytes(e.workspace), human_bytes(e.total()));
     }
@@ -171,6 +176,9 @@ int cmd_models(const QStringList& args) {
          QStringLiteral("N"), QStringLiteral("8192")},
         {QStringLiteral("batch"), QStringLiteral("Most sequences decoding at once."),
          QStringLiteral("N"), QStringLiteral("8")},
+        {QStringLiteral("kv-cache"),
+         QStringLiteral("KV cache type the estimate assumes: 16bit or int8."),
+         QStringLiteral("TYPE"), QStringLiteral("16bit")},
     });
     if (!p.parse(args)) {
         std::fprintf(stderr, "mtdesk models: %s\n", qPrintable(p.errorText()));
@@ -192,9 +200,14 @@ int cmd_models(const QStringList& args) {
         std::fputs("mtdesk models: --context and --batch need positive integers\n", stderr);
         return 2;
     }
+    const auto kv = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
+    if (!kv) {
+        std::fputs("mtdesk models: --kv-cache must be 16bit or int8\n", stderr);
+        return 2;
+    }
     const QString dir = pos.size() == 2 ? pos[1] : QString::fromStdString(default_model_dir());
     return inspect(dir, p.isSet(QStringLiteral("json")), p.isSet(QStringLiteral("tensors")),
-                   context, batch);
+                   context, batch, *kv);
 }
 
 int cmd_languages(const QStringList&) {

@@ -94,6 +94,19 @@ class TestCli : public QObject {
         QCOMPARE(tiers["bf16"].toObject()["weights"].toInteger(), 2 * elements);
         QVERIFY(tiers["int4"].toObject()["weights"].toInteger() <
                 tiers["int8"].toObject()["weights"].toInteger());
+
+        // An int8 KV cache: 1 byte per element plus a 4-byte scale per head vector, against 2
+        // bytes per element (2 layers x 2 KV heads, K and V, 4096 positions).
+        const Run r8 =
+            run({"models", "inspect", kModel, "--json", "--context", "4096", "--kv-cache", "int8"});
+        QCOMPARE(r8.code, 0);
+        const QJsonObject m8 = QJsonDocument::fromJson(r8.out).object()["memory"].toObject();
+        QCOMPARE(m8["kv_cache"].toString(), QStringLiteral("int8"));
+        const qint64 kv16 = tiers["bf16"].toObject()["kv_cache"].toInteger();
+        const qint64 kv8 = m8["tiers"].toObject()["bf16"].toObject()["kv_cache"].toInteger();
+        const qint64 head_dim = j["head_dim"].toInteger();
+        QCOMPARE(kv8 * 2 * head_dim, kv16 * (head_dim + 4));
+        QCOMPARE(run({"models", "inspect", kModel, "--kv-cache", "fp8"}).code, 2);
     }
 
     void inspectText() {
