@@ -5,6 +5,7 @@
 
 #include <QAbstractItemView>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCompleter>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -15,7 +16,9 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -29,6 +32,8 @@
 #include "language_picker.h"
 #include "live_panel.h"
 #include "main_window.h"
+#include "mtdesk/model/model_dir.h"
+#include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translator.h"
 #include "settings.h"
@@ -348,6 +353,7 @@ class TestUiMainWindow : public QObject {
             a.setTier(QStringLiteral("int8"));
             a.setContextTokens(4096);
             a.setMaxBatch(4);
+            a.setInt8KvCache(true);
             a.sync();
         }
         Settings b;
@@ -367,6 +373,7 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(b.tier(), QStringLiteral("int8"));
         QCOMPARE(b.contextTokens(), 4096);
         QCOMPARE(b.maxBatch(), 4);
+        QVERIFY(b.int8KvCache());
         const TranslationOptions o = b.translationOptions();
         QCOMPARE(o.mode, SamplingMode::Custom);
         QCOMPARE(o.max_new_tokens, 300);
@@ -485,8 +492,23 @@ class TestUiMainWindow : public QObject {
         QVERIFY2(dialog.modelValid(), qPrintable(dialog.modelMessage()));
         QVERIFY(dialog.modelMessage().contains(QStringLiteral("HunYuanDenseV1ForCausalLM")));
         QVERIFY(buttons->button(QDialogButtonBox::Ok)->isEnabled());
+
+        // The INT8 KV cache choice changes the GPU tiers' KV figures to the int8 estimate.
+        auto* table = dialog.findChild<QTableWidget*>(QStringLiteral("tierTable"));
+        auto* int8_kv = dialog.findChild<QCheckBox*>(QStringLiteral("int8KvCheck"));
+        auto* context = dialog.findChild<QSpinBox*>(QStringLiteral("contextSpin"));
+        QVERIFY(table && int8_kv && context);
+        const ModelConfig config = ModelDir::open(kModel.toStdString()).config;
+        auto kv_cell = [&] { return table->item(1, 2)->text(); };  // row 1: the first GPU tier
+        int8_kv->setChecked(false);
+        QCOMPARE(kv_cell(), human_bytes(static_cast<qint64>(
+                                kv_cache_bytes(config, context->value(), KvCacheDtype::Auto))));
+        int8_kv->setChecked(true);
+        QCOMPARE(kv_cell(), human_bytes(static_cast<qint64>(
+                                kv_cache_bytes(config, context->value(), KvCacheDtype::Int8))));
         dialog.accept();
         QCOMPARE(QDir(Settings().modelDirectory()), QDir(kModel));
+        QVERIFY(Settings().int8KvCache());
     }
 
     void chineseUi() {

@@ -193,6 +193,10 @@ http://gpu2:8000</translation>
         <source>Test connection</source>
         <translation>Test connection</translation>
     </message>
+    <message>
+        <source>INT8 KV cache (half the memory per token)</source>
+        <translation>INT8 KV cache (half the memory per token)</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::app::JobQueue</name>

@@ -193,6 +193,10 @@ http://gpu2:8000</translation>
         <source>Test connection</source>
         <translation>测试连接</translation>
     </message>
+    <message>
+        <source>INT8 KV cache (half the memory per token)</source>
+        <translation>INT8 KV 缓存（每个词元内存减半）</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::app::JobQueue</name>

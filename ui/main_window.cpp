@@ -303,8 +303,8 @@ void MainWindow::showModelBar(const QString& text) {
 void MainWindow::applySettings() {
     const TranslationOptions options = settings_.translationOptions();
     controller_.setOptions(options);
-    controller_.setEngineChoice(
-        {settings_.device(), settings_.tier(), settings_.contextTokens(), settings_.maxBatch()});
+    controller_.setEngineChoice({settings_.device(), settings_.tier(), settings_.contextTokens(),
+                                 settings_.maxBatch(), settings_.int8KvCache()});
     app::DocumentOptions documents;
     if (options.mode == SamplingMode::Greedy)
         documents.sampling = SamplingParams::greedy_decoding();

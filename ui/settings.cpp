@@ -13,6 +13,7 @@ const QString kTier = QStringLiteral("model/tier");
 const QString kDevice = QStringLiteral("model/device");
 const QString kContext = QStringLiteral("model/contextTokens");
 const QString kBatch = QStringLiteral("model/maxBatch");
+const QString kInt8Kv = QStringLiteral("model/int8KvCache");
 const QString kEngineMode = QStringLiteral("engine/mode");
 const QString kServers = QStringLiteral("remote/servers");
 const QString kRemoteModel = QStringLiteral("remote/model");
@@ -185,6 +186,12 @@ int Settings::maxBatch() const {
 }
 void Settings::setMaxBatch(int batch) {
     set(kBatch, batch);
+}
+bool Settings::int8KvCache() const {
+    return settings_.value(kInt8Kv, false).toBool();
+}
+void Settings::setInt8KvCache(bool on) {
+    set(kInt8Kv, on);
 }
 
 Settings::EngineMode Settings::engineMode() const {

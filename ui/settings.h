@@ -54,6 +54,9 @@ class Settings : public QObject {
     void setContextTokens(int tokens);
     int maxBatch() const;
     void setMaxBatch(int batch);
+    /// The GPU KV cache holds int8 (half the memory per position) instead of 16-bit values.
+    bool int8KvCache() const;
+    void setInt8KvCache(bool on);
 
     /// Where translations are made: on this computer (the model directory, device and tier
     /// above) or by remote servers (the remote* settings).

@@ -1,5 +1,6 @@
 #include "settings_dialog.h"
 
+#include <QCheckBox>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -103,6 +104,7 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
     }
     ui_->tierCombo->setCurrentIndex(qMax(0, ui_->tierCombo->findData(settings.tier())));
     ui_->contextSpin->setValue(settings.contextTokens());
+    ui_->int8KvCheck->setChecked(settings.int8KvCache());
     ui_->batchSpin->setValue(settings.maxBatch());
     if (!gpus_.empty()) {
         ui_->gpuNoteLabel->setText(
@@ -118,6 +120,7 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
             &SettingsDialog::updateEstimates);
     ui_->tierTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     connect(ui_->contextSpin, &QSpinBox::valueChanged, this, &SettingsDialog::updateEstimates);
+    connect(ui_->int8KvCheck, &QCheckBox::toggled, this, &SettingsDialog::updateEstimates);
     connect(ui_->batchSpin, &QSpinBox::valueChanged, this, &SettingsDialog::updateEstimates);
 
     switch (settings.samplingMode()) {
@@ -351,7 +354,9 @@ void SettingsDialog::updateEstimates() {
         set(row, 0,
             tr("%1 (GPU)").arg(QString::fromLatin1(tier_name(t).data(), tier_name(t).size())));
         if (config_) {
-            const MemoryEstimate e = estimate_memory(*config_, t, context, batch);
+            const MemoryEstimate e = estimate_memory(
+                *config_, t, context, batch,
+                ui_->int8KvCheck->isChecked() ? KvCacheDtype::Int8 : KvCacheDtype::Auto);
             set(row, 1, human_bytes(static_cast<qint64>(e.weights)));
             set(row, 2, human_bytes(static_cast<qint64>(e.kv_cache)));
             QString total = human_bytes(static_cast<qint64>(e.total()));
@@ -547,6 +552,7 @@ void SettingsDialog::accept() {
     settings_.setDevice(ui_->deviceCombo->currentData().toString());
     settings_.setTier(ui_->tierCombo->currentData().toString());
     settings_.setContextTokens(ui_->contextSpin->value());
+    settings_.setInt8KvCache(ui_->int8KvCheck->isChecked());
     settings_.setMaxBatch(ui_->batchSpin->value());
     if (ui_->greedyRadio->isChecked())
         settings_.setSamplingMode(SamplingMode::Greedy);

@@ -374,6 +374,7 @@ void TranslationController::run() {
                     o.tier = parse_tier(choice.tier.toStdString()).value_or(Tier::BF16);
                     o.kv_tokens = choice.context_tokens;
                     o.max_batch = choice.max_batch;
+                    o.kv_cache = choice.int8_kv_cache ? KvCacheDtype::Int8 : KvCacheDtype::Auto;
                     engine = cuda::make_cuda_engine(
                         dir.toStdString(), o, [this](int done, int total, const std::string& what) {
                             const QString w = QString::fromStdString(what);

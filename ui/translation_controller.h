@@ -63,6 +63,7 @@ struct EngineChoice {
     QString tier = QStringLiteral("bf16");    ///< GPU precision tier
     int context_tokens = 16384;               ///< GPU KV cache budget
     int max_batch = 64;                       ///< GPU sequences per step
+    bool int8_kv_cache = false;               ///< GPU KV cache in int8 instead of 16-bit
 };
 
 /// Figures of one finished request.
