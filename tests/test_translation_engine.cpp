@@ -53,6 +53,12 @@ struct Outcomes {
         };
         return c;
     }
+    /// Submits with the lock held, so that callbacks (which read *id under the same lock) see
+    /// the id even when the engine answers before submit() returns (a job that fails at once).
+    void submit(TranslationEngine& engine, TranslationJob j, uint64_t* id) {
+        std::lock_guard lock(m);
+        *id = engine.submit(std::move(j), callbacks(id));
+    }
     bool wait_for(int n, int seconds = 120) {
         std::unique_lock lock(m);
         return cv.wait_for(lock, std::chrono::seconds(seconds), [&] { return count >= n; });
@@ -77,10 +83,10 @@ class TestTranslationEngine : public QObject {
             {"Save changes before closing?", "fr"}};
         Outcomes out;
         std::vector<uint64_t> ids(inputs.size());
-        // The id is only known after submit returns; callbacks read it through a pointer that
-        // is set before the engine can finish (the job needs far longer than the assignment).
+        // The id is only known after submit returns; callbacks read it through a pointer
+        // (Outcomes::submit holds the lock they take until it is set).
         for (size_t i = 0; i < inputs.size(); ++i)
-            ids[i] = engine->submit(job(inputs[i].first, inputs[i].second), out.callbacks(&ids[i]));
+            out.submit(*engine, job(inputs[i].first, inputs[i].second), &ids[i]);
         QVERIFY(out.wait_for(3));
         for (size_t i = 0; i < inputs.size(); ++i) {
             const TranslationJob j = job(inputs[i].first, inputs[i].second);
@@ -162,9 +168,9 @@ class TestTranslationEngine : public QObject {
         for (int i = 0; i < 12; ++i)
             long_text += "Could not connect to the server. ";
         uint64_t a = 0, b = 0, c = 0;
-        a = engine->submit(job(long_text, "de", 400), out.callbacks(&a));
-        b = engine->submit(job("Open the file", "zh"), out.callbacks(&b));
-        c = engine->submit(job("Close the window", "zh"), out.callbacks(&c));
+        out.submit(*engine, job(long_text, "de", 400), &a);
+        out.submit(*engine, job("Open the file", "zh"), &b);
+        out.submit(*engine, job("Close the window", "zh"), &c);
         engine->cancel(b);  // queued: ends at once
         {
             std::lock_guard lock(out.m);
@@ -196,7 +202,7 @@ class TestTranslationEngine : public QObject {
         uint64_t id = 0;
         TranslationJob j = job("Open the file", "zh");
         j.request.target = nullptr;
-        id = engine->submit(std::move(j), out.callbacks(&id));
+        out.submit(*engine, std::move(j), &id);
         QVERIFY(out.wait_for(1));
         std::lock_guard lock(out.m);
         QCOMPARE(out.by_id[id][0].status, JobOutcome::Status::Failed);
@@ -209,7 +215,7 @@ class TestTranslationEngine : public QObject {
         {
             auto engine = make_cpu_engine(Translator::open_cpu(kDemo));
             for (auto& id : ids)
-                id = engine->submit(job("Open the file", "ja"), out.callbacks(&id));
+                out.submit(*engine, job("Open the file", "ja"), &id);
         }  // destroyed with jobs queued
         QCOMPARE(out.count, 5);
         for (uint64_t id : ids)
