@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace mtdesk::cuda::detail {
 
@@ -293,19 +294,25 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 
 constexpr int kRoundBytes = 64;  // per weight row and round
 
+// The mma and the INT4 dequantisation for 16-bit type T (bf16 or fp16): the same steps, with
+// T's "magic" exponent (bf16 128.0, fp16 1024.0; the nibble u = q + 8 lands in the mantissa)
+// and T's mma instruction.
 template <typename T>
-struct Mma;
+struct Mma {
+    static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+    using T2 = std::conditional_t<kBf16, __nv_bfloat162, __half2>;
+    static constexpr uint32_t kMagic = kBf16 ? 0x43004300u : 0x64006400u;
+    static constexpr float kBias = kBf16 ? 136.0f : 1032.0f;  // magic + 8
 
-template <>
-struct Mma<__nv_bfloat16> {
-    using T2 = __nv_bfloat162;
-    static constexpr uint32_t kMagic = 0x43004300u;  // bf16 128.0 in both halves
-    static constexpr float kBias = 136.0f;           // 128 + 8
     static __device__ __forceinline__ uint32_t pair(float v) {
-        const T2 r = __floats2bfloat162_rn(v, v);
+        T2 r;
+        if constexpr (kBf16)
+            r = __floats2bfloat162_rn(v, v);
+        else
+            r = __floats2half2_rn(v, v);
         return *reinterpret_cast<const uint32_t*>(&r);
     }
-    // ((128 + u) - 136) · s: the subtraction is exact, the product rounded once.
+    // ((magic + u) - bias) · s: the subtraction is exact, the product rounded once.
     static __device__ __forceinline__ uint32_t dequant(uint32_t v, uint32_t bias, uint32_t s) {
         const T2 r =
             __hmul2(__hsub2(*reinterpret_cast<const T2*>(&v), *reinterpret_cast<const T2*>(&bias)),
@@ -314,39 +321,18 @@ struct Mma<__nv_bfloat16> {
     }
     static __device__ __forceinline__ void mma(float* d, const uint32_t* a, const uint32_t* b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        if constexpr (kBf16)
+            asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+                "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        else
+            asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+                "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #elif defined(__CUDA_ARCH__)
         __trap();                               // the host never launches this kernel below sm_80
-#endif
-    }
-};
-
-template <>
-struct Mma<__half> {
-    using T2 = __half2;
-    static constexpr uint32_t kMagic = 0x64006400u;  // fp16 1024.0 in both halves
-    static constexpr float kBias = 1032.0f;          // 1024 + 8
-    static __device__ __forceinline__ uint32_t pair(float v) {
-        const T2 r = __floats2half2_rn(v, v);
-        return *reinterpret_cast<const uint32_t*>(&r);
-    }
-    static __device__ __forceinline__ uint32_t dequant(uint32_t v, uint32_t bias, uint32_t s) {
-        const T2 r =
-            __hmul2(__hsub2(*reinterpret_cast<const T2*>(&v), *reinterpret_cast<const T2*>(&bias)),
-                    *reinterpret_cast<const T2*>(&s));
-        return *reinterpret_cast<const uint32_t*>(&r);
-    }
-    static __device__ __forceinline__ void mma(float* d, const uint32_t* a, const uint32_t* b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#elif defined(__CUDA_ARCH__)
-        __trap();
 #endif
     }
 };
