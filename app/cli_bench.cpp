@@ -103,6 +103,8 @@ int cmd_bench(const QStringList& args) {
          QStringLiteral("NAME")},
         {QStringLiteral("no-cuda-graphs"),
          QStringLiteral("Launch decode steps kernel by kernel instead of replaying CUDA graphs.")},
+        {QStringLiteral("no-pdl"),
+         QStringLiteral("Launch kernels without programmatic dependent launch (sm_90+).")},
         {QStringLiteral("json"), QStringLiteral("Also write the figures here."),
          QStringLiteral("FILE")},
     });
@@ -139,6 +141,7 @@ int cmd_bench(const QStringList& args) {
     o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong();
     o.max_batch = max_batch;
     o.cuda_graphs = !p.isSet(QStringLiteral("no-cuda-graphs"));
+    o.programmatic_launch = !p.isSet(QStringLiteral("no-pdl"));
     ModelConfig config = ModelDir::open(model_dir).config;
     const std::string synthetic = p.value(QStringLiteral("synthetic")).toStdString();
     if (!synthetic.empty()) {
@@ -159,6 +162,7 @@ int cmd_bench(const QStringList& args) {
     nlohmann::json report = {{"model", synthetic.empty() ? model_dir : "synthetic " + synthetic},
                              {"parameters", config.parameter_count()},
                              {"cuda_graphs", o.cuda_graphs},
+                             {"programmatic_launch", o.programmatic_launch},
                              {"copy_bandwidth_bytes_per_s", copy_bw},
                              {"tier", tier_name(*tier)},
                              {"device", loaded.device},

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "chrf.h"
+#include "cuda/cuda_common.h"
 #include "cuda/cuda_model.h"
 #include "goldens.h"
 #include "mtdesk/cpu/cpu_model.h"
@@ -501,6 +502,65 @@ class TestCudaEngine : public QObject {
         // Buckets 8 and 4, each with the 256 and 512 context bounds.
         QCOMPARE(a->graphs(), 4);
         QCOMPARE(b->graphs(), 0);
+    }
+
+    // Programmatic dependent launch lets each kernel start before the previous one ends (the
+    // GEMVs load weights early; every kernel waits before touching results): the logits are
+    // those of plain launches, bit for bit, for every GEMV path (INT4 SIMT at batch 1 and tensor
+    // cores at batch 3, both with split-K; BF16 weights through the GEMV at batch 1 and 3 and
+    // cuBLAS at 12) and contexts past the split-KV partition (attention combine kernel).
+    void programmaticLaunch() {
+        const ModelDir dir = ModelDir::open(kDemo);
+        const int vocab = dir.config.vocab_size;
+        for (Tier tier : {Tier::INT4, Tier::BF16}) {
+            cuda::CudaEngineOptions o = options(tier, 16384, 12);
+            o.cuda_graphs = false;
+            auto model = cuda::CudaModel::load(dir, o);
+            std::mt19937 rng(11);
+            for (int batch : {1, 3, 12}) {
+                if (tier == Tier::INT4 && batch == 12) continue;
+                std::vector<std::vector<int32_t>> seq(batch), tables(batch);
+                for (int s = 0; s < batch; ++s) {
+                    const int len = 500 + static_cast<int>(rng() % 40);  // crosses 512 below
+                    for (int i = 0; i < len; ++i)
+                        seq[s].push_back(static_cast<int32_t>(rng() % vocab));
+                    for (int blk = 0; blk < (len + 40) / o.block_size + 1; ++blk)
+                        tables[s].push_back(model->allocate_block());
+                    QVERIFY(tables[s].back() >= 0);
+                    cuda::StepSequence st;
+                    st.tokens = seq[s];
+                    st.block_table = tables[s];
+                    model->forward(std::span(&st, 1));
+                }
+                int identical = 0;
+                for (int step = 0; step < 30; ++step) {
+                    std::vector<cuda::StepSequence> steps(batch);
+                    for (int s = 0; s < batch; ++s) {
+                        steps[s].tokens = std::span(seq[s]).last(1);
+                        steps[s].start = static_cast<int>(seq[s].size()) - 1;
+                        steps[s].block_table = tables[s];
+                    }
+                    // The same step twice: it writes the same keys and values again.
+                    std::vector<float> plain, early;
+                    cuda::set_programmatic_launch(false);
+                    QCOMPARE(model->forward(steps), batch);
+                    model->logits_to_host(plain);
+                    cuda::set_programmatic_launch(true);
+                    QCOMPARE(model->forward(steps), batch);
+                    model->logits_to_host(early);
+                    identical += plain == early;
+                    for (int s = 0; s < batch; ++s)
+                        seq[s].push_back(argmax(
+                            std::span<const float>(early.data() + std::size_t(s) * vocab, vocab)));
+                }
+                qInfo("%s batch %d: %d / 30 steps bit-identical with and without PDL",
+                      tier_name(tier).data(), batch, identical);
+                QCOMPARE(identical, 30);
+                for (int s = 0; s < batch; ++s)
+                    for (int b : tables[s])
+                        model->free_block(b);
+            }
+        }
     }
 
     void preemption() {

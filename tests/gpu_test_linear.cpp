@@ -143,17 +143,27 @@ class TestGpuLinear : public QObject {
         QCOMPARE(cuda::linear_path(odd_k, x, 8, ctx_), cuda::LinearPath::GemvSimt);
     }
 
-    // Split-K sums its slices in a fixed order: two runs give the same bits.
+    // Split-K sums its slices in a fixed order: repeated runs give the same bits, on both GEMV
+    // kernels and for one to 32 rows.
     void deterministic() {
         for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4}) {
-            const LinearCase c{f, true, 4, 40, 8192, 77, 0, false};
-            ctx_.gemv_max_m = 1 << 30;
-            const test::LinearResult a = run_linear_case(c, ctx_);
-            const test::LinearResult b = run_linear_case(c, ctx_);
-            ctx_.gemv_max_m = cuda::kGemvMaxM;
-            QVERIFY2(a.failure.empty(), a.failure.c_str());
-            QVERIFY(a.y == b.y);
+            for (bool tc : {false, true}) {
+                for (int m : {1, 4, 32}) {
+                    const LinearCase c{f, true, m, 40, 8192, 77, 0, false};
+                    ctx_.gemv_max_m = 1 << 30;
+                    ctx_.tensor_core_gemv = tc;
+                    const test::LinearResult a = run_linear_case(c, ctx_);
+                    QVERIFY2(a.failure.empty(), a.failure.c_str());
+                    for (int run = 0; run < 4; ++run) {
+                        const test::LinearResult b = run_linear_case(c, ctx_);
+                        QVERIFY2(b.failure.empty(), b.failure.c_str());
+                        QVERIFY(a.y == b.y);
+                    }
+                }
+            }
         }
+        ctx_.gemv_max_m = cuda::kGemvMaxM;
+        ctx_.tensor_core_gemv = true;
     }
 
     void deviceMemoryAndMoves() {

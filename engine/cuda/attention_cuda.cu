@@ -13,6 +13,7 @@
 
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
+#include "cuda/launch_cuda.cuh"
 #include "cuda/ops_cuda.h"
 #include "mtdesk/quant/tiers.h"
 
@@ -85,6 +86,8 @@ __global__ void __launch_bounds__(kThreads)
                                int token0, int tokens, bool skip_runs, int heads, int kv_heads,
                                int d, int block_size, float scale, int partition,
                                Partials partials) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     constexpr bool kInt8 = std::is_same_v<C, int8_t>;
     const int tc = blockIdx.x, t = token0 + tc, h = blockIdx.y, z = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -252,6 +255,8 @@ __global__ void __launch_bounds__(kThreads)
                              const int32_t* __restrict__ token_pos, T* __restrict__ out, int token0,
                              int tokens, bool skip_runs, int heads, int d, int partition,
                              int launched, Partials partials) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     extern __shared__ float s_weight[];  // [launched]
     const int tc = blockIdx.x, t = token0 + tc, h = blockIdx.y;
     if (skip_runs && in_run(token_seq, token_pos, t, tokens)) return;
@@ -291,9 +296,9 @@ void launch_partitions(dim3 grid, cudaStream_t stream, int pairs, const T* q, in
                   : pairs == 2 ? attention_partition_kernel<T, C, 2>
                   : pairs == 3 ? attention_partition_kernel<T, C, 3>
                                : attention_partition_kernel<T, C, 4>;
-    kernel<<<grid, kThreads, 0, stream>>>(q, q_stride, cache, block_tables, max_blocks, token_seq,
-                                          token_pos, out, token0, tokens, skip_runs, heads,
-                                          kv_heads, d, block_size, scale, partition, partials);
+    launch(kernel, dim3(grid), dim3(kThreads), 0, stream, q, q_stride, cache, block_tables,
+           max_blocks, token_seq, token_pos, out, token0, tokens, skip_runs, heads, kv_heads, d,
+           block_size, scale, partition, partials);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
@@ -383,6 +388,8 @@ __global__ void __launch_bounds__(kThreads)
                              const int32_t* __restrict__ token_seq,
                              const int32_t* __restrict__ token_pos, T* __restrict__ out, int tokens,
                              int heads, int kv_heads, int d, int block_size, float scale) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr bool kInt8 = std::is_same_v<C, int8_t>;
     // Rows 16 bytes further than a multiple of 128 apart: ldmatrix reads 8 rows without bank
@@ -601,9 +608,8 @@ void launch_prefill(int pad, cudaStream_t stream, const T* q, int64_t q_stride,
                   : pad == 64 ? prefill_attention_kernel<T, C, 64>
                               : prefill_attention_kernel<T, C, 128>;
     const dim3 grid((tokens + kTcRows - 1) / kTcRows, heads);
-    kernel<<<grid, kThreads, 0, stream>>>(q, q_stride, cache, block_tables, max_blocks, token_seq,
-                                          token_pos, out, tokens, heads, kv_heads, d, block_size,
-                                          scale);
+    launch(kernel, dim3(grid), dim3(kThreads), 0, stream, q, q_stride, cache, block_tables,
+           max_blocks, token_seq, token_pos, out, tokens, heads, kv_heads, d, block_size, scale);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
@@ -701,9 +707,9 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
     for (int token0 = 0; token0 < tokens; token0 += workspace.rows) {
         const int n = std::min(workspace.rows, tokens - token0);
         run(dim3(n, heads, launched), token0, partials);
-        attention_combine_kernel<T><<<dim3(n, heads), kThreads, launched * sizeof(float), stream>>>(
-            token_seq, token_pos, out, token0, tokens, tensor_cores, heads, head_dim, partition,
-            launched, partials);
+        launch(attention_combine_kernel<T>, dim3(n, heads), dim3(kThreads),
+               launched * sizeof(float), stream, token_seq, token_pos, out, token0, tokens,
+               tensor_cores, heads, head_dim, partition, launched, partials);
         MTDESK_CUDA_CHECK_LAUNCH();
     }
 }

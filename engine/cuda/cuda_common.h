@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -21,6 +22,20 @@ inline void check(cudaError_t status, const char* what, const char* file, int li
 #define MTDESK_CUDA_CHECK(call) ::mtdesk::cuda::check((call), #call, __FILE__, __LINE__)
 /// After a kernel launch: launch errors (bad configuration) surface here.
 #define MTDESK_CUDA_CHECK_LAUNCH() MTDESK_CUDA_CHECK(cudaGetLastError())
+
+/// Whether the engine's kernels are launched with programmatic dependent launch (see
+/// launch_cuda.cuh): on by default where the device has it (sm_90+), set when a model opens its
+/// device; off to compare. Process-wide, as kernel launch helpers take no context.
+inline std::atomic<bool>& programmatic_launch_flag() noexcept {
+    static std::atomic<bool> flag{false};
+    return flag;
+}
+inline bool programmatic_launch() noexcept {
+    return programmatic_launch_flag().load(std::memory_order_relaxed);
+}
+inline void set_programmatic_launch(bool on) noexcept {
+    programmatic_launch_flag().store(on, std::memory_order_relaxed);
+}
 
 /// Owns `bytes` of device memory; move-only. Allocation failures throw Error with the size.
 class DeviceBuffer {

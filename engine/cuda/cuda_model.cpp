@@ -344,6 +344,7 @@ class CudaModelImpl final : public CudaModel {
         cudaDeviceProp prop{};
         MTDESK_CUDA_CHECK(cudaGetDeviceProperties(&prop, options_.device));
         device_name_ = prop.name;
+        set_programmatic_launch(options_.programmatic_launch && prop.major >= 9);
         check_fits();
         MTDESK_CUDA_CHECK(cudaStreamCreateWithFlags(&handles_.stream, cudaStreamNonBlocking));
         stream_ = handles_.stream;

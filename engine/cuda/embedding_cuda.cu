@@ -2,6 +2,7 @@
 
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
+#include "cuda/launch_cuda.cuh"
 #include "cuda/ops_cuda.h"
 
 namespace mtdesk::cuda {
@@ -9,6 +10,8 @@ namespace {
 
 template <typename T>
 __global__ void embedding_kernel(const T* table, int64_t hidden, const int32_t* ids, T* out) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     const int t = blockIdx.x;
     const T* row = table + static_cast<int64_t>(ids[t]) * hidden;
     T* dst = out + static_cast<int64_t>(t) * hidden;
@@ -22,7 +25,7 @@ template <typename T>
 void embedding(const T* table, int64_t hidden, const int32_t* ids, int tokens, T* out,
                cudaStream_t stream) {
     if (tokens <= 0) return;
-    embedding_kernel<T><<<tokens, 256, 0, stream>>>(table, hidden, ids, out);
+    launch(embedding_kernel<T>, dim3(tokens), dim3(256), 0, stream, table, hidden, ids, out);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 

@@ -96,12 +96,19 @@ GemvArgs args_of(const DeviceLinear& w) {
     return a;
 }
 
-template <bool kInt4, typename T, int R, int MT>
+template <typename T>
+void sum_splits(const float* partial, T* y, int splits, std::size_t count, cudaStream_t stream) {
+    const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
+    launch(sum_splits_kernel<T>, dim3(blocks), dim3(256), 0, stream, partial, y, splits, count);
+    check_cuda(cudaGetLastError(), "split-K sum kernel launch");
+}
+
+template <WKind K, typename T, int R, int MT>
 void launch_gemv_tile(const GemvArgs& a, bool vec_x, dim3 grid, cudaStream_t stream) {
     if (vec_x)
-        gemv_kernel<kInt4, T, R, MT, true><<<grid, kWarps * 32, 0, stream>>>(a);
+        launch(gemv_kernel<K, T, R, MT, true>, grid, dim3(kWarps * 32), 0, stream, a);
     else
-        gemv_kernel<kInt4, T, R, MT, false><<<grid, kWarps * 32, 0, stream>>>(a);
+        launch(gemv_kernel<K, T, R, MT, false>, grid, dim3(kWarps * 32), 0, stream, a);
 }
 
 /// The tensor-core GEMV handles x rows in slices of 32 (2 tiles of 16: beyond that the
@@ -132,16 +139,16 @@ int mma_tiles_n(int) {
     return 4;
 }
 
-template <bool kInt4, typename T, int kTiles, int kN>
+template <WKind K, typename T, int kTiles, int kN>
 void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream) {
     // Slices of more than 16 rows always have the upper half of their first tile.
     if (kTiles > 1 || upper)
-        mma_gemv_kernel<kInt4, T, kTiles, kN, true><<<grid, kWarps * 32, 0, stream>>>(a);
+        launch(mma_gemv_kernel<K, T, kTiles, kN, true>, grid, dim3(kWarps * 32), 0, stream, a);
     else if constexpr (kTiles == 1)
-        mma_gemv_kernel<kInt4, T, kTiles, kN, false><<<grid, kWarps * 32, 0, stream>>>(a);
+        launch(mma_gemv_kernel<K, T, kTiles, kN, false>, grid, dim3(kWarps * 32), 0, stream, a);
 }
 
-template <bool kInt4, typename T>
+template <WKind K, typename T>
 void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
                   cudaStream_t stream) {
     for (int m0 = 0; m0 < m; m0 += kMmaMaxM) {
@@ -154,7 +161,7 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
         a.g.m = mm;
         a.g.partial = static_cast<float*>(ctx.workspace);
         a.rounds = mma_rounds(w);
-        a.rounds_per_group = kInt4 ? w.group() / 128 : 1;
+        a.rounds_per_group = K == WKind::Int4 ? w.group() / 128 : 1;
         const int splits = mma_split_count(a.g.n, mm, 8 * kn, a.rounds, ctx.sm_count,
                                            ctx.workspace ? ctx.workspace_bytes : 0);
         a.rounds_per_split = (a.rounds + splits - 1) / splits;
@@ -163,21 +170,17 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
         const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
         const bool upper = mm > 8;
         if (mm <= 16)
-            launch_mma<kInt4, T, 1, 4>(a, upper, grid, stream);
+            launch_mma<K, T, 1, 4>(a, upper, grid, stream);
         else
-            launch_mma<kInt4, T, 2, 4>(a, upper, grid, stream);
+            launch_mma<K, T, 2, 4>(a, upper, grid, stream);
         check_cuda(cudaGetLastError(), "tensor-core GEMV kernel launch");
-        if (used_splits > 1) {
-            const std::size_t count = static_cast<std::size_t>(mm) * a.g.n;
-            const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
-            sum_splits_kernel<T><<<blocks, 256, 0, stream>>>(a.g.partial, static_cast<T*>(a.g.y),
-                                                             used_splits, count);
-            check_cuda(cudaGetLastError(), "split-K sum kernel launch");
-        }
+        if (used_splits > 1)
+            sum_splits(a.g.partial, static_cast<T*>(a.g.y), used_splits,
+                       static_cast<std::size_t>(mm) * a.g.n, stream);
     }
 }
 
-template <bool kInt4, typename T>
+template <WKind K, typename T>
 void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
               cudaStream_t stream) {
     GemvArgs a = args_of(w);
@@ -195,20 +198,16 @@ void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx
     // 128-bit activation loads need whole, aligned 8-element groups in every row.
     const bool vec_x = a.k % 8 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
     if (s.mt == 1)
-        launch_gemv_tile<kInt4, T, 4, 1>(a, vec_x, grid, stream);
+        launch_gemv_tile<K, T, 4, 1>(a, vec_x, grid, stream);
     else if (s.mt == 2)
-        launch_gemv_tile<kInt4, T, 4, 2>(a, vec_x, grid, stream);
+        launch_gemv_tile<K, T, 4, 2>(a, vec_x, grid, stream);
     else if (s.mt == 4)
-        launch_gemv_tile<kInt4, T, 4, 4>(a, vec_x, grid, stream);
+        launch_gemv_tile<K, T, 4, 4>(a, vec_x, grid, stream);
     else
-        launch_gemv_tile<kInt4, T, 2, 8>(a, vec_x, grid, stream);
+        launch_gemv_tile<K, T, 2, 8>(a, vec_x, grid, stream);
     check_cuda(cudaGetLastError(), "GEMV kernel launch");
-    if (used_splits > 1) {
-        const std::size_t count = static_cast<std::size_t>(m) * a.n;
-        const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
-        sum_splits_kernel<T><<<blocks, 256, 0, stream>>>(a.partial, y, used_splits, count);
-        check_cuda(cudaGetLastError(), "split-K sum kernel launch");
-    }
+    if (used_splits > 1)
+        sum_splits(a.partial, y, used_splits, static_cast<std::size_t>(m) * a.n, stream);
 }
 
 template <typename T>
@@ -596,6 +595,9 @@ void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
     if (x == nullptr || y == nullptr) throw Error("linear: null x or y");
     const bool gemv = is_int(w.format()) && m <= ctx.gemv_max_m;
     if (!gemv && ctx.cublas == nullptr) throw Error("linear: the context has no cuBLAS handle");
+    if (gemv && ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+    if (gemv && ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    const bool mma = gemv && use_mma_gemv(w, x, m, ctx);
     switch (w.format()) {
         case WeightFormat::BF16:
         case WeightFormat::FP16:
@@ -606,26 +608,21 @@ void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
             gemm<T>(ctx, stream, w.data(), w.k(), w.n(), x, m, w.k(), y, w.n());
             return;
         case WeightFormat::INT8:
+            if (mma)
+                run_mma_gemv<WKind::Int8, T>(w, x, y, m, ctx, stream);
+            else if (gemv)
+                run_gemv<WKind::Int8, T>(w, x, y, m, ctx, stream);
+            else
+                run_dequant_gemm<false, T>(w, x, y, m, ctx, stream);
+            return;
         case WeightFormat::INT4:
-            break;
-    }
-    if (gemv && ctx.sm_count == 0) ctx.sm_count = current_sm_count();
-    if (gemv && ctx.sm_major == 0) ctx.sm_major = current_sm_major();
-    const bool mma = gemv && use_mma_gemv(w, x, m, ctx);
-    if (w.format() == WeightFormat::INT8) {
-        if (mma)
-            run_mma_gemv<false, T>(w, x, y, m, ctx, stream);
-        else if (gemv)
-            run_gemv<false, T>(w, x, y, m, ctx, stream);
-        else
-            run_dequant_gemm<false, T>(w, x, y, m, ctx, stream);
-    } else {
-        if (mma)
-            run_mma_gemv<true, T>(w, x, y, m, ctx, stream);
-        else if (gemv)
-            run_gemv<true, T>(w, x, y, m, ctx, stream);
-        else
-            run_dequant_gemm<true, T>(w, x, y, m, ctx, stream);
+            if (mma)
+                run_mma_gemv<WKind::Int4, T>(w, x, y, m, ctx, stream);
+            else if (gemv)
+                run_gemv<WKind::Int4, T>(w, x, y, m, ctx, stream);
+            else
+                run_dequant_gemm<true, T>(w, x, y, m, ctx, stream);
+            return;
     }
 }
 

@@ -7,13 +7,16 @@
 // __nv_bfloat16 or __half), products accumulated in fp32.
 //
 // Paths:
-//  - BF16 / FP16 weights: cuBLAS (cublasGemmEx, fp32 compute) for every m.
+//  - BF16 / FP16 weights: cuBLAS (cublasGemmEx, fp32 compute) for every m (measured with
+//    bench_linear: as fast as or faster than a GEMV kernel of this file's kind even at m = 1).
 //  - INT8 / INT4, m <= ctx.gemv_max_m ("decode"): this file's weight-only GEMV kernels. Each
 //    weight byte is read from memory once per call with 128-bit loads, dequantised in registers
 //    (byte-permute "magic number" int -> float conversion, no I2F) and multiplied with up to
 //    eight rows of x at a time; a warp owns a few output rows, its lanes stride along k and
 //    the partial sums meet in a shuffle reduction. Split-K spreads a layer with few rows over
-//    the whole GPU, with a deterministic second pass that sums the splits. The design follows
+//    the whole GPU, with a deterministic second pass that sums the splits. Launched with
+//    programmatic dependent launch (launch_cuda.cuh), the kernels load their first weights
+//    while the previous kernel finishes. The design follows
 //    the public descriptions of TensorRT-LLM's weight-only batched GEMV and llama.cpp's mul_mat_vec
 //    kernels (warp-per-rows, in-register dequantisation, fp32 accumulation, scale applied per
 //    group), written from scratch.

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/launch_cuda.cuh"
+
 namespace mtdesk::cuda::detail {
 
 // ---- Device helpers ---------------------------------------------------------------------------
@@ -124,6 +126,13 @@ __device__ __forceinline__ void load_x8(const T* row, int k0, int k, float* f) {
 
 // ---- GEMV (decode) ----------------------------------------------------------------------------
 
+/// Weight kinds of the GEMV kernels: INT8 (W8A16) and INT4 (W4A16) codes.
+enum class WKind { Int8, Int4 };
+
+/// Weights per 16-byte chunk.
+template <WKind K>
+constexpr int kChunkElems = K == WKind::Int4 ? 32 : 16;
+
 struct GemvArgs {
     const uint8_t* w;       // device layout of DeviceLinear
     const __half* scales;   // INT8: [n]; INT4: [n, groups]
@@ -133,21 +142,31 @@ struct GemvArgs {
     int chunks;             // 16-byte chunks per row
     int chunks_per_split;   // chunks of one split-K slice
     const void* x;          // [m, k] T
-    void* y;                // [m, n] T (one split)
+    void* y;                // [m, n] T
     float* partial;         // [splits, m, n] fp32 (several splits)
     int m, n, k;
 };
+
+/// One GEMV result: y directly (one split) or the split's partial sum.
+template <typename T>
+__device__ __forceinline__ void store_result(const GemvArgs& a, int mrow, int row, float v) {
+    if (gridDim.y == 1)
+        static_cast<T*>(a.y)[std::size_t(mrow) * a.n + row] = Act<T>::narrow(v);
+    else
+        a.partial[(std::size_t(blockIdx.y) * a.m + mrow) * a.n + row] = v;
+}
 
 // One warp computes R consecutive output rows for MT rows of x at a time (looping over m in
 // steps of MT), over the k-slice blockIdx.y. Lane l takes the slice's chunks l, l + 32, ...: a
 // chunk is 16 bytes of each of the R rows (16 int8 or 32 int4 weights), dequantised in
 // registers and multiplied with the matching activations, which are loaded once per 8 elements
 // and reused for all R rows. INT4 sums each chunk (inside one group) before applying its scale;
-// INT8 applies the row scale once at the end.
-template <bool kInt4, typename T, int R, int MT, bool kVecX>
+// INT8 applies the row scale once at the end. The first chunks are loaded before pdl_wait():
+// weights do not depend on the kernel before.
+template <WKind K, typename T, int R, int MT, bool kVecX>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
-    constexpr int kElems = kInt4 ? 32 : 16;  // weights per chunk
-    constexpr int kSubs = kElems / 8;        // 8-element sub-blocks per chunk
+    constexpr int kElems = kChunkElems<K>;
+    constexpr int kSubs = kElems / 8;  // 8-element sub-blocks per chunk
     const int lane = threadIdx.x & 31;
     const int row0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * R;
     if (row0 >= a.n) return;  // whole warps only: no block-level synchronisation below
@@ -159,8 +178,20 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
     for (int r = 0; r < R; ++r)
         wrow[r] = a.w + static_cast<std::size_t>(min(row0 + r, a.n - 1)) * a.row_bytes;
+    uint4 cur[R];
+    auto load_first = [&] {
+        if (c_begin + lane < c_end) {
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                cur[r] = load_weights(wrow[r] + std::size_t(c_begin + lane) * kChunkBytes);
+        }
+    };
+    load_first();
+    pdl_wait();
+    pdl_launch_dependents();
 
     for (int m0 = 0; m0 < a.m; m0 += MT) {
+        if (m0 > 0) load_first();
         float acc[R][MT];
 #pragma unroll
         for (int r = 0; r < R; ++r)
@@ -168,14 +199,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
             for (int i = 0; i < MT; ++i)
                 acc[r][i] = 0.0f;
 
-        int c = c_begin + lane;
-        uint4 cur[R];
-        if (c < c_end) {
-#pragma unroll
-            for (int r = 0; r < R; ++r)
-                cur[r] = load_weights(wrow[r] + std::size_t(c) * kChunkBytes);
-        }
-        for (; c < c_end; c += 32) {
+        for (int c = c_begin + lane; c < c_end; c += 32) {
             // Issue the next chunk's loads before this chunk's arithmetic.
             uint4 next[R];
             const int cn = c + 32;
@@ -197,7 +221,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 float wf[R][8];
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-                    if constexpr (kInt4) {
+                    if constexpr (K == WKind::Int4) {
                         int4x8_to_float(word_of(cur[r], s), wf[r]);
                     } else {
                         int8x4_to_float(word_of(cur[r], 2 * s), wf[r]);
@@ -219,7 +243,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
             }
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                if constexpr (kInt4) {
+                if constexpr (K == WKind::Int4) {
                     const int row = min(row0 + r, a.n - 1);
                     const float scale =
                         __half2float(a.scales[std::size_t(row) * a.groups + c / a.group_chunks]);
@@ -255,12 +279,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 const int row = row0 + r, mrow = m0 + i;
                 if (lane != (r * MT + i) % 32 || row >= a.n || mrow >= a.m) continue;
                 float v = acc[r][i];
-                if constexpr (!kInt4) v *= __half2float(a.scales[row]);
-                if (gridDim.y == 1) {
-                    static_cast<T*>(a.y)[std::size_t(mrow) * a.n + row] = Act<T>::narrow(v);
-                } else {
-                    a.partial[(std::size_t(blockIdx.y) * a.m + mrow) * a.n + row] = v;
-                }
+                if constexpr (K == WKind::Int8) v *= __half2float(a.scales[row]);
+                store_result<T>(a, mrow, row, v);
             }
         }
     }
@@ -357,9 +377,11 @@ template <int kN>
 constexpr int kMmaWarpRows = 8 * kN;
 
 // grid (ceil(n / (4 · 8 · kN)), splits), 4 warps of kN weight tiles each. kUpper: x rows
-// 8..15 of a tile exist (m > 8); without them those A registers are zeros.
-template <bool kInt4, typename T, int kTiles, int kN, bool kUpper>
+// 8..15 of a tile exist (m > 8); without them those A registers are zeros. The first round of
+// weights is loaded before pdl_wait().
+template <WKind K, typename T, int kTiles, int kN, bool kUpper>
 __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs ma) {
+    constexpr bool kInt4 = K == WKind::Int4;
     const GemvArgs& a = ma.g;
     const int lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
@@ -395,6 +417,8 @@ __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs
     };
     uint4 next[kN];
     load_round(r_begin, next);
+    pdl_wait();
+    pdl_launch_dependents();
     const uint32_t bias = Mma<T>::pair(Mma<T>::kBias);
     for (int r = r_begin; r < r_end; ++r) {
         uint4 wv[kN];
@@ -411,8 +435,8 @@ __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs
                 s2[i] = Mma<T>::pair(__half2float(a.scales[std::size_t(srow[i]) * a.groups + grp]));
         }
         // This thread's k range in the round: 32 (INT4) or 16 (INT8) elements.
-        constexpr int kPerThread = kInt4 ? 32 : 16;
-        const int kt = r * (kInt4 ? 128 : 64) + t * kPerThread;
+        constexpr int kPerThread = kChunkElems<K>;
+        const int kt = r * 4 * kPerThread + t * kPerThread;
 #pragma unroll
         for (int j = 0; j < kPerThread / 8; ++j) {
             // A fragments of every x tile for k slots 8j .. 8j + 7 of this thread: two mma steps.
@@ -477,7 +501,7 @@ __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs
     for (int i = 0; i < kN; ++i) {
         const int c0 = n0 + 8 * i + 2 * t;
         float rs[2] = {1.0f, 1.0f};
-        if constexpr (!kInt4) {
+        if constexpr (K == WKind::Int8) {
             rs[0] = __half2float(a.scales[min(c0, a.n - 1)]);
             rs[1] = __half2float(a.scales[min(c0 + 1, a.n - 1)]);
         }
@@ -488,11 +512,7 @@ __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs
                 const int mrow = tile * 16 + g + (e >= 2 ? 8 : 0);
                 const int col = c0 + (e & 1);
                 if (mrow >= a.m || col >= a.n) continue;
-                const float v = acc[i][tile][e] * rs[e & 1];
-                if (gridDim.y == 1)
-                    static_cast<T*>(a.y)[std::size_t(mrow) * a.n + col] = Act<T>::narrow(v);
-                else
-                    a.partial[(std::size_t(blockIdx.y) * a.m + mrow) * a.n + col] = v;
+                store_result<T>(a, mrow, col, acc[i][tile][e] * rs[e & 1]);
             }
         }
     }
@@ -514,6 +534,8 @@ inline int mma_split_count(int n, int m, int warp_rows, int rounds, int sm_count
 // y = Σ over the splits of the partial sums, in a fixed order (deterministic results).
 template <typename T>
 __global__ void sum_splits_kernel(const float* partial, T* y, int splits, std::size_t count) {
+    pdl_wait();
+    pdl_launch_dependents();
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
          i += std::size_t(gridDim.x) * blockDim.x) {
         float s = 0.0f;
@@ -530,6 +552,8 @@ __global__ void sum_splits_kernel(const float* partial, T* y, int splits, std::s
 // 16-byte chunk.
 template <bool kInt4, typename T>
 __global__ void dequantize_kernel(GemvArgs a, int k_padded, int row_begin, int rows, T* out) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     constexpr int kElems = kInt4 ? 32 : 16;
     const std::size_t total = std::size_t(rows) * a.chunks;
     for (std::size_t idx = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; idx < total;
@@ -574,13 +598,15 @@ inline GemvShape gemv_shape(int m) {
     return {8, 2};
 }
 
-// k-slices for a layer of n rows, so that about 16 warps per multiprocessor have work (enough
-// loads in flight to cover memory latency), each slice keeping >= 2 chunks per lane, and the
-// partial sums fitting in `workspace_bytes`.
+// k-slices for a layer of n rows, so that up to 16 warps per multiprocessor have work (enough
+// loads in flight to cover memory latency; the kernel's registers allow 16 resident, and a
+// second, partial wave costs more than it brings: bench_linear, 4096 × 4096 INT4 at m = 1 7.5 µs
+// with 2 slices vs 8.2 µs with 3), each slice keeping >= 2 chunks per lane, and the partial sums
+// fitting in `workspace_bytes`.
 inline int split_count(int n, int m, int r, int chunks, int sm_count, std::size_t workspace_bytes) {
     const long warps = (static_cast<long>(n) + r - 1) / r;
     const long target = 16L * sm_count;
-    long split = warps >= target ? 1 : (target + warps - 1) / warps;
+    long split = std::max(1L, target / warps);  // rounded down: one wave
     split = std::min<long>({split, std::max(1, chunks / 64), 32});
     const std::size_t per_split = static_cast<std::size_t>(m) * n * sizeof(float);
     if (split > 1) split = std::min<long>(split, static_cast<long>(workspace_bytes / per_split));

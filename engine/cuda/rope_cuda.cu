@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
+#include "cuda/launch_cuda.cuh"
 #include "cuda/ops_cuda.h"
 
 namespace mtdesk::cuda {
@@ -60,6 +61,8 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
                                       const float* sin_table, const int32_t* positions,
                                       const int32_t* slots, KvCacheLayer cache, int heads,
                                       int kv_heads, int d) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     __shared__ float v[kMaxHeadDim];
     const int t = blockIdx.x, h = blockIdx.y;
     const int64_t row_width = static_cast<int64_t>(heads + 2 * kv_heads) * d;
@@ -121,8 +124,8 @@ void qkv_rope_cache(T* qkv, const T* qkv_bias, const T* q_norm, const T* k_norm,
         throw Error("CUDA KV cache: an int8 cache needs its scale arrays");
     const dim3 grid(tokens, heads + 2 * kv_heads);
     auto kernel = int8 ? qkv_rope_cache_kernel<T, true> : qkv_rope_cache_kernel<T, false>;
-    kernel<<<grid, 32, 0, stream>>>(qkv, qkv_bias, q_norm, k_norm, norm, eps, cos, sin, positions,
-                                    slots, cache, heads, kv_heads, head_dim);
+    launch(kernel, dim3(grid), dim3(32), 0, stream, qkv, qkv_bias, q_norm, k_norm, norm, eps, cos,
+           sin, positions, slots, cache, heads, kv_heads, head_dim);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 

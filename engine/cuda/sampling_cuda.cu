@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
+#include "cuda/launch_cuda.cuh"
 #include "cuda/ops_cuda.h"
 
 namespace mtdesk::cuda {
@@ -72,6 +73,8 @@ template <typename T>
 __global__ void sample_kernel(const T* logits, int64_t row_stride, int vocab,
                               const SampleParams* params, const int32_t* hist_off,
                               const int32_t* hist_ids, float* scratch, int32_t* out) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     const int r = blockIdx.x;
     const SampleParams p = params[r];
     const T* in = logits + r * row_stride;
@@ -170,8 +173,8 @@ void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const SampleParams* params, const int32_t* history_offsets,
                    const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream) {
     if (rows <= 0) return;
-    sample_kernel<T><<<rows, kThreads, 0, stream>>>(logits, row_stride, vocab, params,
-                                                    history_offsets, history_ids, scratch, out);
+    launch(sample_kernel<T>, dim3(rows), dim3(kThreads), 0, stream, logits, row_stride, vocab,
+           params, history_offsets, history_ids, scratch, out);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 

@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
+#include "cuda/launch_cuda.cuh"
 #include "cuda/ops_cuda.h"
 
 namespace mtdesk::cuda {
@@ -11,6 +12,8 @@ namespace {
 
 template <typename T>
 __global__ void swiglu_kernel(const T* gu, T* out, int64_t total, int inter) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
          idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const int64_t r = idx / inter, i = idx % inter;
@@ -23,6 +26,8 @@ __global__ void swiglu_kernel(const T* gu, T* out, int64_t total, int inter) {
 
 template <typename T>
 __global__ void gather_rows_kernel(const T* x, const int32_t* rows, T* out, int dim) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     const T* src = x + static_cast<int64_t>(rows[blockIdx.x]) * dim;
     T* dst = out + static_cast<int64_t>(blockIdx.x) * dim;
     for (int i = threadIdx.x; i < dim; i += blockDim.x)
@@ -31,6 +36,8 @@ __global__ void gather_rows_kernel(const T* x, const int32_t* rows, T* out, int 
 
 template <typename T>
 __global__ void to_float_kernel(const T* x, float* out, int64_t n) {
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
         out[i] = to_f32(x[i]);
@@ -46,21 +53,22 @@ template <typename T>
 void swiglu(const T* gate_up, T* out, int rows, int inter, cudaStream_t stream) {
     const int64_t total = static_cast<int64_t>(rows) * inter;
     if (total <= 0) return;
-    swiglu_kernel<T><<<grid_for(total), 256, 0, stream>>>(gate_up, out, total, inter);
+    launch(swiglu_kernel<T>, dim3(grid_for(total)), dim3(256), 0, stream, gate_up, out, total,
+           inter);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void gather_rows(const T* x, const int32_t* rows, T* out, int n, int dim, cudaStream_t stream) {
     if (n <= 0) return;
-    gather_rows_kernel<T><<<n, 256, 0, stream>>>(x, rows, out, dim);
+    launch(gather_rows_kernel<T>, dim3(n), dim3(256), 0, stream, x, rows, out, dim);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void to_float(const T* x, float* out, int64_t n, cudaStream_t stream) {
     if (n <= 0) return;
-    to_float_kernel<T><<<grid_for(n), 256, 0, stream>>>(x, out, n);
+    launch(to_float_kernel<T>, dim3(grid_for(n)), dim3(256), 0, stream, x, out, n);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 

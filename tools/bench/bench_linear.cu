@@ -7,9 +7,10 @@
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
 //        engine/cuda/linear_cuda.cu engine/quant/quantize.cpp engine/model/dtype.cpp \
 //        -lcublas -o bench_linear
-// Run: ./bench_linear [--shapes NxK,NxK,...] [--m 1,8,64] [--fp16]
+// Run: ./bench_linear [--shapes NxK,NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]
 //   default shapes 4096x4096 and 12288x4096 (gate/up-like), 4096x12288 (down-like); default m
-//   1,2,4,8,12,16,24,32,64; activations bf16 unless --fp16.
+//   1,2,4,8,12,16,24,32,64; activations bf16 unless --fp16; kernels launched with programmatic
+//   dependent launch on sm_90+ (as the engine does) unless --no-pdl.
 //
 // Method: each configuration's calls cycle over enough copies of the weight to exceed the L2
 // cache (so weights come from device memory as in a real model), are captured in a CUDA graph
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cuda_common.h"
 #include "cuda/linear_cuda.h"
 #include "mtdesk/quant/quantize.h"
 
@@ -122,7 +124,7 @@ double time_calls(const std::vector<cuda::DeviceLinear>& copies, const T* x, T* 
 int main(int argc, char** argv) {
     std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
     std::vector<int> ms = {1, 2, 4, 8, 12, 16, 24, 32, 64};
-    bool fp16 = false;
+    bool fp16 = false, pdl = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--m" && i + 1 < argc) {
@@ -137,8 +139,11 @@ int main(int argc, char** argv) {
             }
         } else if (a == "--fp16") {
             fp16 = true;
+        } else if (a == "--no-pdl") {
+            pdl = false;
         } else {
-            std::fprintf(stderr, "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -146,6 +151,7 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     const double copy_bw = copy_bandwidth();
+    cuda::set_programmatic_launch(pdl && prop.major >= 9);
     std::printf("device: %s, %d SMs, L2 %d MiB; copy bandwidth %.0f GB/s (read + write)\n",
                 prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, copy_bw / 1e9);
     std::printf("activations: %s; GB/s counts weight + x + y bytes once per call\n\n",

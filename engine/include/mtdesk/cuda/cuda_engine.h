@@ -48,6 +48,10 @@ struct CudaEngineOptions {
     /// on first use) instead of launching each kernel: launch overhead, not bandwidth, is what
     /// limits small models. Off: every step is launched kernel by kernel (for comparison).
     bool cuda_graphs = true;
+    /// Kernels are launched with programmatic dependent launch on GPUs that have it (sm_90+):
+    /// each starts while the previous one finishes and waits only where it needs its results.
+    /// Process-wide (the last model opened sets it). Off: plain launches (for comparison).
+    bool programmatic_launch = true;
     /// Where INT8/INT4 weights are cached once quantised ("" = QuantCache::default_root(),
     /// i.e. $XDG_CACHE_HOME/mtdesk/quantized): the second load of a model skips quantising.
     std::string quant_cache_dir;
