@@ -111,10 +111,11 @@ void launch_gemv_tile(const GemvArgs& a, bool vec_x, dim3 grid, cudaStream_t str
         launch(gemv_kernel<K, T, R, MT, false>, grid, dim3(kWarps * 32), 0, stream, a);
 }
 
-/// The tensor-core GEMV handles x rows in slices of 32 (2 tiles of 16: beyond that the
-/// activation loads, not the weights, bound it), needs sm_80, x rows of whole 16-byte groups,
-/// and INT4 groups of whole rounds.
-constexpr int kMmaMaxM = 32;
+/// The tensor-core GEMV handles up to 16 rows of x with each warp loading its own x (one tile),
+/// and more in slices of up to 64 (four tiles) with x staged in shared memory per block; it
+/// needs sm_80, x rows of whole 16-byte groups, and INT4 groups of whole rounds.
+constexpr int kMmaMaxM = 64;
+constexpr int kMmaWarpXMaxM = 16;
 
 /// Rows of x from which the tensor-core GEMV beats the SIMT one (H200, bench_linear): below,
 /// the SIMT kernel's simpler dequantisation wins (INT8 m = 1, 2: 87 % vs 54 % of the copy
@@ -141,11 +142,13 @@ int mma_tiles_n(int) {
 
 template <WKind K, typename T, int kTiles, int kN>
 void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream) {
-    // Slices of more than 16 rows always have the upper half of their first tile.
-    if (kTiles > 1 || upper)
-        launch(mma_gemv_kernel<K, T, kTiles, kN, true>, grid, dim3(kWarps * 32), 0, stream, a);
-    else if constexpr (kTiles == 1)
-        launch(mma_gemv_kernel<K, T, kTiles, kN, false>, grid, dim3(kWarps * 32), 0, stream, a);
+    const dim3 block(kWarps * 32);
+    if constexpr (kTiles > 1)  // x staged in shared memory; every tile has its upper half
+        launch(mma_gemv_kernel<K, T, kTiles, kN, true, true>, grid, block, 0, stream, a);
+    else if (upper)
+        launch(mma_gemv_kernel<K, T, 1, kN, true, false>, grid, block, 0, stream, a);
+    else
+        launch(mma_gemv_kernel<K, T, 1, kN, false, false>, grid, block, 0, stream, a);
 }
 
 template <WKind K, typename T>
@@ -168,11 +171,12 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
         const int used_splits = (a.rounds + a.rounds_per_split - 1) / a.rounds_per_split;
         const int block_rows = kWarps * 8 * kn;
         const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
-        const bool upper = mm > 8;
-        if (mm <= 16)
-            launch_mma<K, T, 1, 4>(a, upper, grid, stream);
+        if (mm <= kMmaWarpXMaxM)
+            launch_mma<K, T, 1, 4>(a, mm > 8, grid, stream);
+        else if (mm <= 32)
+            launch_mma<K, T, 2, 4>(a, true, grid, stream);
         else
-            launch_mma<K, T, 2, 4>(a, upper, grid, stream);
+            launch_mma<K, T, 4, 4>(a, true, grid, stream);
         check_cuda(cudaGetLastError(), "tensor-core GEMV kernel launch");
         if (used_splits > 1)
             sum_splits(a.g.partial, static_cast<T*>(a.g.y), used_splits,

@@ -22,7 +22,8 @@
 //    group), written from scratch.
 //    On sm_80+ the multiply-adds run on the tensor cores instead (mma.sync m16n8k16 with the
 //    weights as the B operand, dequantised into fragments in registers, x rows in tiles of
-//    16): the SIMT pipe only dequantises, so up to 64 rows cost little more than one; see
+//    16): the SIMT pipe only dequantises, so 2-16 rows cost about what one does; from 17 rows
+//    each block stages x in shared memory and takes up to 64 rows in one pass; see
 //    mma_gemv_kernel in linear_kernels.cuh.
 //  - INT8 / INT4, larger m ("prefill"): the weight is dequantised into ctx.workspace as T (in
 //    tiles of rows when the workspace is smaller than the whole matrix) and multiplied by

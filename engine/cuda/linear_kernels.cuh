@@ -376,17 +376,55 @@ struct MmaGemvArgs {
 template <int kN>
 constexpr int kMmaWarpRows = 8 * kN;
 
+// Asynchronous 16-byte copy global -> shared (sm_80+); `valid` false writes zeros instead.
+__device__ __forceinline__ void cp_async_16(void* shared, const void* global, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(global),
+                 "r"(valid ? 16 : 0));
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;");
+#endif
+}
+// Waits until at most N committed groups of this thread are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+#endif
+}
+
 // grid (ceil(n / (4 · 8 · kN)), splits), 4 warps of kN weight tiles each. kUpper: x rows
 // 8..15 of a tile exist (m > 8); without them those A registers are zeros. The first round of
 // weights is loaded before pdl_wait().
-template <WKind K, typename T, int kTiles, int kN, bool kUpper>
+//
+// kSmemX: the block stages each round's x (16 · kTiles rows) in shared memory with cp.async,
+// double-buffered, and its four warps read their A fragments there: x is fetched from L2 once
+// per block instead of once per warp (with many rows, x, not the weights, was the traffic that
+// bound the kernel). The staged rows hold the thread-matched order: thread t's 8-element block
+// j of a round sits at 16-byte slot 4j + t, and rows are padded so that the eight rows one
+// quarter-warp reads fall in different banks.
+template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX>
 __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs ma) {
     constexpr bool kInt4 = K == WKind::Int4;
+    constexpr int kPerThread = kChunkElems<K>;  // k elements of one thread in a round
+    constexpr int kBlocks8 = kPerThread / 8;    // its 8-element blocks
+    constexpr int kRoundK = 4 * kPerThread;     // k elements of a round
+    constexpr int kXStride = kRoundK * 2 + 64;  // bytes per staged row (stride % 128 == 64)
+    constexpr int kXRows = 16 * kTiles;
+    constexpr int kXBytes = kSmemX ? kXRows * kXStride : 16;
+    __shared__ __align__(16) unsigned char xs[2][kXBytes];
+
     const GemvArgs& a = ma.g;
     const int lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     const int n0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * kMmaWarpRows<kN>;
-    if (n0 >= a.n) return;  // whole warps only
+    // Whole warps only. With kSmemX every warp stages x and meets the barriers; a warp past n
+    // computes on clamped rows and stores nothing.
+    if (!kSmemX && n0 >= a.n) return;
     const T* x = static_cast<const T*>(a.x);
     const uint8_t* wrow[kN];
     int srow[kN];  // the weight row whose INT4 scale this thread's B fragments need
@@ -415,17 +453,41 @@ __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs
             out[i] =
                 ok ? load_weights(wrow[i] + std::size_t(r) * kRoundBytes) : make_uint4(0, 0, 0, 0);
     };
+    // Round r's x into buffer `buf`: zeros past m and past k (weights there are zero padding).
+    auto stage_x = [&](int r, int buf) {
+        constexpr int kChunks = kXRows * kRoundK / 8;
+        for (int q = threadIdx.x; q < kChunks; q += kWarps * 32) {
+            const int row = q / (kRoundK / 8), c8 = q % (kRoundK / 8);
+            const int k0 = r * kRoundK + c8 * 8;
+            const bool ok = row < a.m && k0 < a.k;
+            const int slot = (c8 % kBlocks8) * 4 + c8 / kBlocks8;
+            cp_async_16(xs[buf] + row * kXStride + slot * 16,
+                        ok ? x + std::size_t(row) * a.k + k0 : x, ok);
+        }
+        cp_async_commit();
+    };
     uint4 next[kN];
     load_round(r_begin, next);
     pdl_wait();
     pdl_launch_dependents();
+    if (kSmemX && r_begin < r_end) stage_x(r_begin, 0);
     const uint32_t bias = Mma<T>::pair(Mma<T>::kBias);
     for (int r = r_begin; r < r_end; ++r) {
+        const int buf = (r - r_begin) & 1;
         uint4 wv[kN];
 #pragma unroll
         for (int i = 0; i < kN; ++i)
             wv[i] = next[i];
         load_round(r + 1, next);  // in flight during this round's arithmetic
+        if constexpr (kSmemX) {
+            if (r + 1 < r_end) {
+                stage_x(r + 1, buf ^ 1);
+                cp_async_wait<1>();
+            } else {
+                cp_async_wait<0>();
+            }
+            __syncthreads();  // round r's x is in place for every warp
+        }
 
         uint32_t s2[kN];  // INT4: this round's group scale of row g of each tile, as a T pair
         if constexpr (kInt4) {
@@ -434,65 +496,71 @@ __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs
             for (int i = 0; i < kN; ++i)
                 s2[i] = Mma<T>::pair(__half2float(a.scales[std::size_t(srow[i]) * a.groups + grp]));
         }
-        // This thread's k range in the round: 32 (INT4) or 16 (INT8) elements.
-        constexpr int kPerThread = kChunkElems<K>;
-        const int kt = r * 4 * kPerThread + t * kPerThread;
+        const int kt = r * kRoundK + t * kPerThread;  // this thread's k range in the round
+        // 8 activations of row `row` at this thread's block j of the round.
+        auto x8 = [&](int row, int j) -> uint4 {
+            if constexpr (kSmemX)
+                return *reinterpret_cast<const uint4*>(xs[buf] + row * kXStride + (4 * j + t) * 16);
+            else
+                return load_x_vec(x, row, a.m, a.k, kt + 8 * j);
+        };
 #pragma unroll
-        for (int j = 0; j < kPerThread / 8; ++j) {
-            // A fragments of every x tile for k slots 8j .. 8j + 7 of this thread: two mma steps.
-            uint32_t af[kTiles][2][4];
-#pragma unroll
-            for (int tile = 0; tile < kTiles; ++tile) {
-                const uint4 xl = load_x_vec(x, tile * 16 + g, a.m, a.k, kt + 8 * j);
-                const uint4 xh = kUpper ? load_x_vec(x, tile * 16 + g + 8, a.m, a.k, kt + 8 * j)
-                                        : make_uint4(0, 0, 0, 0);
-                if constexpr (kInt4) {
-                    // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
-                    af[tile][0][0] = __byte_perm(xl.x, xl.z, 0x5410);
-                    af[tile][0][1] = __byte_perm(xh.x, xh.z, 0x5410);
-                    af[tile][0][2] = __byte_perm(xl.x, xl.z, 0x7632);
-                    af[tile][0][3] = __byte_perm(xh.x, xh.z, 0x7632);
-                    af[tile][1][0] = __byte_perm(xl.y, xl.w, 0x5410);
-                    af[tile][1][1] = __byte_perm(xh.y, xh.w, 0x5410);
-                    af[tile][1][2] = __byte_perm(xl.y, xl.w, 0x7632);
-                    af[tile][1][3] = __byte_perm(xh.y, xh.w, 0x7632);
-                } else {
-                    // Steps take elements 0..3 and 4..7 in order.
-                    af[tile][0][0] = xl.x;
-                    af[tile][0][1] = xh.x;
-                    af[tile][0][2] = xl.y;
-                    af[tile][0][3] = xh.y;
-                    af[tile][1][0] = xl.z;
-                    af[tile][1][1] = xh.z;
-                    af[tile][1][2] = xl.w;
-                    af[tile][1][3] = xh.w;
-                }
-            }
+        for (int j = 0; j < kBlocks8; ++j) {
+            // B fragments of the warp's kN weight tiles for k slots 8j .. 8j + 7: two mma steps.
+            uint32_t b[kN][2][2];
 #pragma unroll
             for (int i = 0; i < kN; ++i) {
-                uint32_t b[2][2];
                 if constexpr (kInt4) {
                     const uint32_t u = word_of(wv[i], j) ^ 0x88888888u;
 #pragma unroll
                     for (int p = 0; p < 4; ++p)
-                        b[p >> 1][p & 1] = Mma<T>::dequant(
+                        b[i][p >> 1][p & 1] = Mma<T>::dequant(
                             ((u >> (4 * p)) & 0x000F000Fu) | Mma<T>::kMagic, bias, s2[i]);
                 } else {
                     float f[8];
                     int8x4_to_float(word_of(wv[i], 2 * j), f);
                     int8x4_to_float(word_of(wv[i], 2 * j + 1), f + 4);
-                    b[0][0] = Act<T>::narrow2(f[0], f[1]);
-                    b[0][1] = Act<T>::narrow2(f[2], f[3]);
-                    b[1][0] = Act<T>::narrow2(f[4], f[5]);
-                    b[1][1] = Act<T>::narrow2(f[6], f[7]);
+                    b[i][0][0] = Act<T>::narrow2(f[0], f[1]);
+                    b[i][0][1] = Act<T>::narrow2(f[2], f[3]);
+                    b[i][1][0] = Act<T>::narrow2(f[4], f[5]);
+                    b[i][1][1] = Act<T>::narrow2(f[6], f[7]);
+                }
+            }
+#pragma unroll
+            for (int tile = 0; tile < kTiles; ++tile) {
+                // A fragments of this x tile, reused for the kN weight tiles.
+                const uint4 xl = x8(tile * 16 + g, j);
+                const uint4 xh = kUpper ? x8(tile * 16 + g + 8, j) : make_uint4(0, 0, 0, 0);
+                uint32_t af[2][4];
+                if constexpr (kInt4) {
+                    // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
+                    af[0][0] = __byte_perm(xl.x, xl.z, 0x5410);
+                    af[0][1] = __byte_perm(xh.x, xh.z, 0x5410);
+                    af[0][2] = __byte_perm(xl.x, xl.z, 0x7632);
+                    af[0][3] = __byte_perm(xh.x, xh.z, 0x7632);
+                    af[1][0] = __byte_perm(xl.y, xl.w, 0x5410);
+                    af[1][1] = __byte_perm(xh.y, xh.w, 0x5410);
+                    af[1][2] = __byte_perm(xl.y, xl.w, 0x7632);
+                    af[1][3] = __byte_perm(xh.y, xh.w, 0x7632);
+                } else {
+                    // Steps take elements 0..3 and 4..7 in order.
+                    af[0][0] = xl.x;
+                    af[0][1] = xh.x;
+                    af[0][2] = xl.y;
+                    af[0][3] = xh.y;
+                    af[1][0] = xl.z;
+                    af[1][1] = xh.z;
+                    af[1][2] = xl.w;
+                    af[1][3] = xh.w;
                 }
 #pragma unroll
-                for (int tile = 0; tile < kTiles; ++tile) {
-                    Mma<T>::mma(acc[i][tile], af[tile][0], b[0]);
-                    Mma<T>::mma(acc[i][tile], af[tile][1], b[1]);
+                for (int i = 0; i < kN; ++i) {
+                    Mma<T>::mma(acc[i][tile], af[0], b[i][0]);
+                    Mma<T>::mma(acc[i][tile], af[1], b[i][1]);
                 }
             }
         }
+        if constexpr (kSmemX) __syncthreads();  // buffer `buf` is refilled next round
     }
 
     // Accumulator e of (tile i, x tile) is x row tile·16 + g (+ 8 for e >= 2) and weight row
