@@ -365,8 +365,10 @@ class TestKernels : public QObject {
     template <typename T>
     void check_rms_norm() {
         std::mt19937 rng(1);
+        // Rows of whole 16-byte chunks up to 8192 take the register-resident kernel (one, two or
+        // four chunks a thread); 130 and 9000 the scalar one.
         for (int rows : {1, 63}) {
-            for (int dim : {64, 200, 4096}) {
+            for (int dim : {64, 130, 200, 2048, 4096, 8192, 9000}) {
                 const auto x = random_values<T>(size_t(rows) * dim, rng, 2.0f);
                 const auto delta = random_values<T>(x.size(), rng, 0.5f);
                 const auto w = random_values<T>(dim, rng);

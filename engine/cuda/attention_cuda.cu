@@ -24,8 +24,11 @@ constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kMaxHeadDim = 256;
 // Positions a warp works on at once: their K and V rows are loaded together, so that several
-// independent loads are in flight before the first dot product needs its data.
-constexpr int kKeysPerStep = 4;
+// independent loads are in flight before the first dot product needs its data. Eight for
+// head_dim <= 128: a short context (decode at small batch, where a block's loop over the
+// context is a chain of memory round trips) then takes half the steps.
+template <int kPairs>
+constexpr int kKeysPerStep = kPairs <= 2 ? 8 : 4;
 
 // Two adjacent elements of a cache row as fp32. Rows are read in pairs: head_dim is even, so a
 // pair is 4-byte aligned in a 16-bit cache and 2-byte aligned in an int8 one.
@@ -72,8 +75,9 @@ __device__ __forceinline__ bool in_run(const int32_t* token_seq, const int32_t* 
 
 // grid (tokens of this launch, heads, partitions), kWarps warps. Block (tc, h, z) attends token
 // token0 + tc, head h, over positions [z * partition, ...) of its context. Warp w takes
-// positions begin + 4w .. begin + 4w + 3, then 16 further on, and so on; lane l holds the
-// element pairs (2l, 2l + 1), (2l + 64, 2l + 65), ... of the query and of its running output.
+// positions begin + Kw .. begin + Kw + K - 1 (K = kKeysPerStep), then 4K further on, and so on;
+// lane l holds the element pairs (2l, 2l + 1), (2l + 64, 2l + 65), ... of the query and of its
+// running output.
 // A context with one partition is finished here (normalised, rounded to T); otherwise the
 // partition's maximum, sum and unnormalised output go to `partials` for the combine kernel.
 // C is the cache's element type: T, or int8_t with per-(slot, kv head) fp32 scales.
@@ -114,20 +118,21 @@ __global__ void __launch_bounds__(kThreads)
     }
 
     float m = -INFINITY, l = 0.0f;
-    for (int j0 = begin + warp * kKeysPerStep; j0 < end; j0 += kWarps * kKeysPerStep) {
+    for (int j0 = begin + warp * kKeysPerStep<kPairs>; j0 < end;
+         j0 += kWarps * kKeysPerStep<kPairs>) {
         // Head-vector index (slot * kv_heads + g) of each position; positions past the end
         // repeat the last one (a valid row) and get weight 0 below.
-        int64_t row[kKeysPerStep];
+        int64_t row[kKeysPerStep<kPairs>];
 #pragma unroll
-        for (int u = 0; u < kKeysPerStep; ++u) {
+        for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
             const int j = min(j0 + u, end - 1);
             const int64_t slot =
                 static_cast<int64_t>(table[j / block_size]) * block_size + j % block_size;
             row[u] = slot * kv_heads + g;
         }
-        float2 kk[kKeysPerStep][kPairs], vv[kKeysPerStep][kPairs];
+        float2 kk[kKeysPerStep<kPairs>][kPairs], vv[kKeysPerStep<kPairs>][kPairs];
 #pragma unroll
-        for (int u = 0; u < kKeysPerStep; ++u)
+        for (int u = 0; u < kKeysPerStep<kPairs>; ++u)
 #pragma unroll
             for (int e = 0; e < kPairs; ++e) {
                 const int p = lane + 32 * e;
@@ -135,24 +140,24 @@ __global__ void __launch_bounds__(kThreads)
                 kk[u][e] = in ? load_pair(k_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
                 vv[u][e] = in ? load_pair(v_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
             }
-        float s[kKeysPerStep];
+        float s[kKeysPerStep<kPairs>];
 #pragma unroll
-        for (int u = 0; u < kKeysPerStep; ++u) {
+        for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
             float dot = 0.0f;
 #pragma unroll
             for (int e = 0; e < kPairs; ++e)
                 dot += qv[e].x * kk[u][e].x + qv[e].y * kk[u][e].y;
             s[u] = dot;
         }
-        // Four warp sums interleaved: their shuffles overlap.
+        // The warp sums interleaved: their shuffles overlap.
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-            for (int u = 0; u < kKeysPerStep; ++u)
+            for (int u = 0; u < kKeysPerStep<kPairs>; ++u)
                 s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
         float m_new = m;
 #pragma unroll
-        for (int u = 0; u < kKeysPerStep; ++u) {
+        for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
             if constexpr (kInt8) s[u] *= cache.k_scale[row[u]];  // dot(q, s k8) = s dot(q, k8)
             if (j0 + u >= end) s[u] = -INFINITY;
             m_new = fmaxf(m_new, s[u]);
@@ -165,7 +170,7 @@ __global__ void __launch_bounds__(kThreads)
             acc[e].y *= correction;
         }
 #pragma unroll
-        for (int u = 0; u < kKeysPerStep; ++u) {
+        for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
             const float p = __expf(s[u] - m_new);  // 0 for positions past the end
             l += p;
             float pv = p;

@@ -63,8 +63,12 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
                                       int kv_heads, int d) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
-    __shared__ float v[kMaxHeadDim];
+    __shared__ float v[kMaxHeadDim], cos_v[kMaxHeadDim], sin_v[kMaxHeadDim];
     const int t = blockIdx.x, h = blockIdx.y;
+    // Loads that do not depend on each other are issued together (slot, position, the head
+    // vector, then the rotary factors): at decode this kernel is a chain of memory round trips.
+    const int64_t slot = slots[t];
+    const int position = positions[t];
     const int64_t row_width = static_cast<int64_t>(heads + 2 * kv_heads) * d;
     T* src = qkv + t * row_width + static_cast<int64_t>(h) * d;
     const T* b = bias ? bias + static_cast<int64_t>(h) * d : nullptr;
@@ -74,25 +78,27 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
         v[i] = x;
     }
     __syncwarp();
-    const int64_t slot = slots[t];
     if (h >= heads + kv_heads) {  // V: straight into the cache
         store_kv<T, kInt8>(v, d, cache.v, cache.v_scale, slot * kv_heads + (h - heads - kv_heads));
         return;
     }
     const bool is_q = h < heads;
     const T* w = is_q ? q_norm : k_norm;
-    if (norm == QkNorm::BeforeRope) head_rms_norm<T>(v, w, d, eps);
     const int half = d / 2;
-    const float* c_row = cos_table + static_cast<int64_t>(positions[t]) * half;
-    const float* s_row = sin_table + static_cast<int64_t>(positions[t]) * half;
+    const float* c_row = cos_table + static_cast<int64_t>(position) * half;
+    const float* s_row = sin_table + static_cast<int64_t>(position) * half;
+    for (int i = threadIdx.x; i < d; i += 32) {  // each lane reads back only its own i
+        const int j = i < half ? i : i - half;
+        cos_v[i] = round_to<T>(c_row[j]);
+        sin_v[i] = round_to<T>(s_row[j]);
+    }
+    if (norm == QkNorm::BeforeRope) head_rms_norm<T>(v, w, d, eps);
     float rotated[kMaxHeadDim / 32];
     int n = 0;
     for (int i = threadIdx.x; i < d; i += 32, ++n) {
         // rotate_half: [x1, x2] -> [-x2, x1]; q*cos + rotate_half(q)*sin, each op rounded.
-        const int j = i < half ? i : i - half;
-        const float c = round_to<T>(c_row[j]), s = round_to<T>(s_row[j]);
         const float other = i < half ? -v[i + half] : v[i - half];
-        rotated[n] = round_to<T>(round_to<T>(v[i] * c) + round_to<T>(other * s));
+        rotated[n] = round_to<T>(round_to<T>(v[i] * cos_v[i]) + round_to<T>(other * sin_v[i]));
     }
     __syncwarp();
     n = 0;
