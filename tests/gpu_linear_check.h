@@ -189,8 +189,8 @@ struct PathCase {
     bool tensor_cores = true;
 };
 
-/// Every format × activation type × m ∈ {1, 2, 7, 16, 63, 64, 200} × shapes with odd n and k,
-/// k not a multiple of 8, 16 or 128, n = 1, and a long k with few rows (split-K). INT8/INT4 run
+/// Every format × activation type × m ∈ {1, 2, 7, 16, 17, 33, 63, 64, 200} × shapes with odd n and
+/// k, k not a multiple of 8, 16 or 128, n = 1, and a long k with few rows (split-K). INT8/INT4 run
 /// on all three paths (GEMV forced with gemv_max_m = 1 << 30, on the tensor cores where the
 /// shape allows and on the SIMT kernel; dequantise + cuBLAS with 0).
 inline std::vector<PathCase> standard_linear_cases() {
@@ -200,7 +200,9 @@ inline std::vector<PathCase> standard_linear_cases() {
     };
     const Shape shapes[] = {{1, 1},      {3, 5},     {17, 200}, {64, 128},  {129, 257},
                             {256, 1000}, {40, 8192}, {1, 4096}, {1024, 256}};
-    const int ms[] = {1, 2, 7, 16, 63, 64, 200};
+    // 17 and 33: the tensor-core GEMV with x staged in shared memory, two and four tiles with
+    // rows past m; 63, 64, 200: four tiles, several slices.
+    const int ms[] = {1, 2, 7, 16, 17, 33, 63, 64, 200};
     struct Combo {
         WeightFormat f;
         bool bf16;
