@@ -201,7 +201,7 @@ inline std::vector<PathCase> standard_linear_cases() {
     const Shape shapes[] = {{1, 1},      {3, 5},     {17, 200}, {64, 128},  {129, 257},
                             {256, 1000}, {40, 8192}, {1, 4096}, {1024, 256}};
     // 17 and 33: the tensor-core GEMV with x staged in shared memory, two and four tiles with
-    // rows past m; 63, 64, 200: four tiles, several slices.
+    // rows past m; 63, 64: four tiles; 200: several slices.
     const int ms[] = {1, 2, 7, 16, 17, 33, 63, 64, 200};
     struct Combo {
         WeightFormat f;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cuda_common.h"
 #include "cuda/linear_cuda.h"
 #include "gpu_linear_check.h"
 #include "mtdesk/error.h"
@@ -61,6 +62,8 @@ class TestGpuLinear : public QObject {
         // the largest) and the split-K partials.
         ctx_ = cuda::LinearContext::create(64u << 20);
         QVERIFY(ctx_.cublas != nullptr);
+        // Launched as the engine launches them: with programmatic dependent launch on sm_90+.
+        cuda::set_programmatic_launch(ctx_.sm_major >= 9);
         QVERIFY(ctx_.sm_count > 0);
     }
 
@@ -146,6 +149,14 @@ class TestGpuLinear : public QObject {
     // Split-K sums its slices in a fixed order: repeated runs give the same bits, on both GEMV
     // kernels and for one to 32 rows.
     void deterministic() {
+        // The context goes back to its defaults however this test ends.
+        struct Restore {
+            cuda::LinearContext& ctx;
+            ~Restore() {
+                ctx.gemv_max_m = cuda::kGemvMaxM;
+                ctx.tensor_core_gemv = true;
+            }
+        } restore{ctx_};
         for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4}) {
             for (bool tc : {false, true}) {
                 for (int m : {1, 4, 32}) {
@@ -162,8 +173,6 @@ class TestGpuLinear : public QObject {
                 }
             }
         }
-        ctx_.gemv_max_m = cuda::kGemvMaxM;
-        ctx_.tensor_core_gemv = true;
     }
 
     void deviceMemoryAndMoves() {

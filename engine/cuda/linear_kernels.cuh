@@ -405,8 +405,8 @@ __device__ __forceinline__ void cp_async_wait() {
 // double-buffered, and its four warps read their A fragments there: x is fetched from L2 once
 // per block instead of once per warp (with many rows, x, not the weights, was the traffic that
 // bound the kernel). The staged rows hold the thread-matched order: thread t's 8-element block
-// j of a round sits at 16-byte slot 4j + t, and rows are padded so that the eight rows one
-// quarter-warp reads fall in different banks.
+// j of a round sits at 16-byte slot 4j + t, and rows are padded so that the two rows (four
+// slots each) a quarter-warp reads fall in different banks.
 template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX>
 __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs ma) {
     constexpr bool kInt4 = K == WKind::Int4;
