@@ -57,12 +57,14 @@ DeviceBuffer upload_16(const std::vector<float>& v) {
     return d;
 }
 
-/// The stream, cuBLAS handle and pinned staging buffer, released even when a constructor
-/// fails half-way (nothing may stay behind after a failed load).
+/// The stream, cuBLAS handle, pinned staging buffer and the event that marks its last copy,
+/// released even when a constructor fails half-way (nothing may stay behind after a failed
+/// load).
 struct Handles {
     cudaStream_t stream = nullptr;
     cublasHandle_t cublas = nullptr;
     int32_t* pinned = nullptr;
+    cudaEvent_t pinned_copied = nullptr;
     Handles() = default;
     Handles(const Handles&) = delete;
     Handles& operator=(const Handles&) = delete;
@@ -70,6 +72,7 @@ struct Handles {
         if (stream) cudaStreamSynchronize(stream);
         if (cublas) cublasDestroy(cublas);
         if (stream) cudaStreamDestroy(stream);
+        if (pinned_copied) cudaEventDestroy(pinned_copied);
         if (pinned) cudaFreeHost(pinned);
     }
 };
@@ -169,6 +172,13 @@ class CudaModelImpl final : public CudaModel {
         const std::size_t ints =
             4 * static_cast<std::size_t>(total) + rows + static_cast<std::size_t>(table_rows) * mb;
         if (ints > meta_capacity_) throw Error("CudaModel::forward: step metadata too large");
+        // The previous step's metadata may still be waiting in the stream to be copied from the
+        // pinned buffer (a caller can queue steps without reading their results): wait until
+        // that copy has run before overwriting it.
+        if (pinned_in_flight_) {
+            MTDESK_CUDA_CHECK(cudaEventSynchronize(handles_.pinned_copied));
+            pinned_in_flight_ = false;
+        }
         int32_t* tokens = pinned_;
         int32_t* positions = tokens + total;
         int32_t* slots = positions + total;
@@ -217,6 +227,8 @@ class CudaModelImpl final : public CudaModel {
         }
         MTDESK_CUDA_CHECK(cudaMemcpyAsync(meta_.get(), pinned_, ints * sizeof(int32_t),
                                           cudaMemcpyHostToDevice, stream_));
+        MTDESK_CUDA_CHECK(cudaEventRecord(handles_.pinned_copied, stream_));
+        pinned_in_flight_ = true;
 
         if (padded > 0) {
             // Graphs are keyed by the batch bucket and a power-of-two bound on the context (the
@@ -348,6 +360,8 @@ class CudaModelImpl final : public CudaModel {
         check_fits();
         MTDESK_CUDA_CHECK(cudaStreamCreateWithFlags(&handles_.stream, cudaStreamNonBlocking));
         stream_ = handles_.stream;
+        MTDESK_CUDA_CHECK(
+            cudaEventCreateWithFlags(&handles_.pinned_copied, cudaEventDisableTiming));
         if (cublasCreate(&handles_.cublas) != CUBLAS_STATUS_SUCCESS)
             throw Error("cuBLAS: cublasCreate failed");
         cublas_ = handles_.cublas;
@@ -861,6 +875,7 @@ class CudaModelImpl final : public CudaModel {
     DeviceBuffer x_, h_, tmp_, qkv_, attn_, gu_, act_, rows_, logits_, logits_f32_, sample_scratch_,
         sampled_, meta_, linear_ws_, cublas_ws_, sample_meta_;
     int32_t* pinned_ = nullptr;
+    bool pinned_in_flight_ = false;  ///< handles_.pinned_copied marks a copy not yet waited for
     std::size_t meta_capacity_ = 0;
     int max_seqs_ = 1, max_logit_rows_ = 1, logit_rows_ = 0;
     bool logits_on_host_ = false;
