@@ -21,8 +21,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <climits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "document_queue.h"
 #include "documents/document.h"
@@ -93,6 +97,96 @@ QByteArray expected_output(const QString& path, const char* from, const char* to
     }
     return format->write(doc, translations);
 }
+
+// Forwards jobs to another engine, except that once `holdAfter(n)` is called it passes only n
+// more and keeps the rest until `release()`: a document then stays Running for as long as the
+// test looks at it, however fast the machine translates.
+class GatedEngine : public TranslationEngine {
+  public:
+    explicit GatedEngine(std::shared_ptr<TranslationEngine> inner) : inner_(std::move(inner)) {}
+
+    void holdAfter(int n) {
+        std::lock_guard lock(m_);
+        allowance_ = n;
+    }
+
+    void release() {
+        std::vector<Held> held;
+        {
+            std::lock_guard lock(m_);
+            allowance_ = INT_MAX;
+            held.swap(held_);
+        }
+        for (Held& h : held)
+            forward(h.id, std::move(h.job), std::move(h.callbacks));
+    }
+
+    int heldCount() const {
+        std::lock_guard lock(m_);
+        return static_cast<int>(held_.size());
+    }
+
+    uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        uint64_t id = 0;
+        {
+            std::lock_guard lock(m_);
+            id = ++next_id_;
+            if (allowance_ <= 0) {
+                held_.push_back({id, std::move(job), std::move(callbacks)});
+                return id;
+            }
+            --allowance_;
+        }
+        forward(id, std::move(job), std::move(callbacks));
+        return id;
+    }
+
+    void cancel(uint64_t id) override {
+        JobCallbacks dropped;
+        uint64_t inner_id = 0;
+        {
+            std::lock_guard lock(m_);
+            for (auto it = held_.begin(); it != held_.end(); ++it) {
+                if (it->id == id) {
+                    dropped = std::move(it->callbacks);
+                    held_.erase(it);
+                    break;
+                }
+            }
+            if (const auto it = inner_ids_.find(id); it != inner_ids_.end()) inner_id = it->second;
+        }
+        if (dropped.on_done) {
+            JobOutcome outcome;
+            outcome.status = JobOutcome::Status::Cancelled;
+            dropped.on_done(outcome);  // the queue posts it to its own thread
+        }
+        if (inner_id) inner_->cancel(inner_id);
+    }
+
+    int max_in_flight() const override { return inner_->max_in_flight(); }
+    EngineStatistics statistics() const override { return inner_->statistics(); }
+    const Translator* translator() const noexcept override { return inner_->translator(); }
+
+  private:
+    struct Held {
+        uint64_t id;
+        TranslationJob job;
+        JobCallbacks callbacks;
+    };
+
+    void forward(uint64_t id, TranslationJob job, JobCallbacks callbacks) {
+        const uint64_t inner_id = inner_->submit(std::move(job), std::move(callbacks));
+        std::lock_guard lock(m_);
+        inner_ids_[id] = inner_id;
+    }
+
+    std::shared_ptr<TranslationEngine> inner_;
+    mutable std::mutex m_;
+    int allowance_ = INT_MAX;
+    uint64_t next_id_ = 0;
+    std::vector<Held> held_;
+    std::map<uint64_t, uint64_t> inner_ids_;
+};
 
 std::shared_ptr<TranslationEngine> cpu_engine() {
     static std::shared_ptr<TranslationEngine> engine =
@@ -249,7 +343,8 @@ class TestUiDocumentQueue : public QObject {
         DocumentOptions options;
         options.sampling = SamplingParams::greedy_decoding();
         queue.setOptions(options);
-        queue.setEngine(cpu_engine());
+        const auto engine = std::make_shared<GatedEngine>(cpu_engine());
+        queue.setEngine(engine);
         DocumentQueueView view(&queue);
         QList<QUrl> opened;
         view.setUrlOpener([&](const QUrl& url) {
@@ -305,11 +400,15 @@ class TestUiDocumentQueue : public QObject {
         QCOMPARE(read_bytes(dir + QStringLiteral("/broken.zh.srt")),
                  expected_output(broken, "en", "zh"));
 
-        // A long document: progress and times while it runs, then Cancel.
+        // A long document: progress and times while it runs, then Cancel. Its fourth segment
+        // is held back so that it is still running however fast the engine is.
+        engine->holdAfter(3);
         view.addPaths({longer});
-        QTRY_VERIFY_WITH_TIMEOUT(model->job(2)->segments_done >= 2, kTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(model->job(2)->segments_done >= 3, kTimeout);
+        QTRY_COMPARE_WITH_TIMEOUT(engine->heldCount(), 1, kTimeout);
         QTest::qWait(1100);  // a tick of the times
         QCOMPARE(model->job(2)->state, JobState::Running);
+        QCOMPARE(model->job(2)->segments_done, 3);
         QVERIFY(model->index(2, DocumentQueueModel::ProgressColumn)
                     .data()
                     .toString()
@@ -328,6 +427,8 @@ class TestUiDocumentQueue : public QObject {
         QCOMPARE(model->index(2, DocumentQueueModel::StateColumn).data().toString(),
                  QStringLiteral("Cancelled"));
         QVERIFY(!QFile::exists(dir + QStringLiteral("/long.zh.txt")));
+        QCOMPARE(engine->heldCount(), 0);  // the held segment was cancelled with its document
+        engine->release();
 
         // The context menu acts on the selection: a cancelled row can be retried, not cancelled.
         view.table()->selectRow(2);
