@@ -1,8 +1,8 @@
 #pragma once
 // The kernels of linear_cuda.cu and the launch-shape rules they are tuned with: weight-only
 // GEMV (INT8/INT4 decode), the split-K sum, and dequantisation to 16-bit (INT8/INT4 prefill).
-// Private to linear_cuda.cu; a separate header only so the kernels can also be run by a
-// host-side emulation when checking them without a GPU.
+// Private to linear_cuda.cu; a separate header so that the kernels can also be run by the
+// host-side emulation (host_emulation.h, MTDESK_CUDA_HOST_EMULATION) to check them without a GPU.
 //
 // Device layouts are those documented in linear_cuda.h.
 
@@ -16,6 +16,9 @@
 #include <type_traits>
 
 #include "cuda/launch_cuda.cuh"
+#if defined(MTDESK_CUDA_HOST_EMULATION)
+#include "cuda/host_emulation.h"
+#endif
 
 namespace mtdesk::cuda::detail {
 
@@ -353,6 +356,8 @@ struct Mma {
                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #elif defined(__CUDA_ARCH__)
         __trap();                               // the host never launches this kernel below sm_80
+#elif defined(MTDESK_CUDA_HOST_EMULATION)
+        emulation::mma_m16n8k16<T>(d, a, b);
 #endif
     }
 };
@@ -382,6 +387,11 @@ __device__ __forceinline__ void cp_async_16(void* shared, const void* global, bo
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(global),
                  "r"(valid ? 16 : 0));
+#elif defined(MTDESK_CUDA_HOST_EMULATION)
+    if (valid)
+        std::memcpy(shared, global, 16);
+    else
+        std::memset(shared, 0, 16);
 #endif
 }
 __device__ __forceinline__ void cp_async_commit() {

@@ -1,0 +1,220 @@
+#pragma once
+// Runs the engine's CUDA kernels on the CPU, so that their index arithmetic, fragment layouts,
+// split-K and dequantisation can be checked where no GPU is present (the CI machines, a
+// laptop). A kernel header includes this file when MTDESK_CUDA_HOST_EMULATION is defined and
+// the translation unit is compiled by the host compiler (g++ / clang++, not nvcc).
+//
+// The model: one OS thread per CUDA thread; the blocks of a grid run one after another, all
+// threads of a block at once. Warp-collective operations (__shfl_xor_sync, mma.sync) meet at a
+// per-warp barrier and exchange registers through the warp's slots; __syncthreads() is a
+// per-block barrier; a __shared__ array is a function-local static (one block runs at a time,
+// so the block's threads share it as on the GPU). cp.async copies at once. A thread that
+// returns leaves its warp's and its block's barriers, as an exited thread no longer takes part
+// in bar.sync on the GPU.
+//
+// Semantics follow the PTX ISA: prmt (byte permute, default mode), shfl.sync.bfly, and the
+// fragment layouts of mma.sync.aligned.m16n8k16 with 16-bit inputs and fp32 accumulators
+// ("Matrix Fragments for mma.m16n8k16 with floating point type"). The mma sums its 16 products
+// in fp32 in k order; the hardware's order and intermediate precision differ, so results agree
+// with the GPU to rounding, not bit for bit.
+//
+// Slow (a context switch per collective operation): for tests with small shapes. Compile with
+// -fno-strict-aliasing: kernels reinterpret registers between 16-bit pairs and words.
+
+#if defined(__CUDACC__)
+#error "host_emulation.h is compiled by the host compiler; nvcc builds the real kernels"
+#endif
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <barrier>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace mtdesk::cuda::emulation {
+
+inline constexpr int kWarpSize = 32;
+
+/// The registers the lanes of one warp exchange in a collective operation.
+struct Warp {
+    explicit Warp(int lanes) : barrier(lanes) {}
+    std::barrier<> barrier;
+    uint64_t word[kWarpSize] = {};
+    uint32_t a[kWarpSize][4] = {};  // mma A fragments
+    uint32_t b[kWarpSize][2] = {};  // mma B fragments
+};
+
+/// One running block: its barrier and its warps.
+struct Block {
+    explicit Block(int threads) : barrier(threads) {
+        for (int w = 0; w * kWarpSize < threads; ++w)
+            warps.push_back(std::make_unique<Warp>(std::min(kWarpSize, threads - w * kWarpSize)));
+    }
+    std::barrier<> barrier;
+    std::vector<std::unique_ptr<Warp>> warps;
+};
+
+/// What a CUDA thread knows about itself.
+struct ThreadContext {
+    uint3 thread_idx{};
+    uint3 block_idx{};
+    dim3 block_dim{};
+    dim3 grid_dim{};
+    Block* block = nullptr;
+    int linear = 0;  // thread index within the block
+
+    int lane() const { return linear % kWarpSize; }
+    Warp& warp() const { return *block->warps[static_cast<std::size_t>(linear / kWarpSize)]; }
+};
+
+inline thread_local ThreadContext context;
+
+inline void syncthreads() {
+    context.block->barrier.arrive_and_wait();
+}
+
+/// shfl.sync.bfly over the whole warp: the value of lane (lane ^ lane_mask).
+template <typename V>
+V shfl_xor(V v, int lane_mask) {
+    static_assert(std::is_trivially_copyable_v<V> && sizeof(V) <= sizeof(uint64_t));
+    Warp& w = context.warp();
+    const int lane = context.lane();
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(V));
+    w.word[lane] = bits;
+    w.barrier.arrive_and_wait();
+    const uint64_t other = w.word[(lane ^ lane_mask) & (kWarpSize - 1)];
+    w.barrier.arrive_and_wait();  // the slots are written again by the next exchange
+    V r;
+    std::memcpy(&r, &other, sizeof(V));
+    return r;
+}
+
+/// prmt.b32 (default mode): byte i of the result is byte (s >> 4i) & 7 of {y, x} (x bytes
+/// 0-3, y bytes 4-7), replaced by its sign replicated when bit 3 of that selector is set.
+inline uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+    const uint64_t v = (static_cast<uint64_t>(y) << 32) | x;
+    uint32_t r = 0;
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t sel = (s >> (4 * i)) & 0xfu;
+        uint32_t byte = static_cast<uint32_t>(v >> (8 * (sel & 7u))) & 0xffu;
+        if (sel & 8u) byte = (byte & 0x80u) ? 0xffu : 0u;
+        r |= byte << (8 * i);
+    }
+    return r;
+}
+
+template <typename T>
+float half_bits_to_float(uint16_t bits) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+    else
+        return __half2float(__ushort_as_half(bits));
+}
+
+/// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32, D = A · B + C in place.
+/// Per lane (g = lane / 4, t = lane % 4): A registers a0 (row g, cols 2t, 2t+1), a1 (row g+8),
+/// a2 (row g, cols 2t+8, 2t+9), a3 (row g+8, cols 2t+8, 2t+9); B registers b0 (k 2t, 2t+1 of
+/// col g), b1 (k 2t+8, 2t+9); accumulators d0, d1 (row g, cols 2t, 2t+1), d2, d3 (row g+8).
+/// The lower-indexed element of a pair is the low half of its register.
+template <typename T>
+void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b) {
+    Warp& w = context.warp();
+    const int lane = context.lane();
+    std::memcpy(w.a[lane], a, sizeof(w.a[lane]));
+    std::memcpy(w.b[lane], b, sizeof(w.b[lane]));
+    w.barrier.arrive_and_wait();
+    auto element = [](uint32_t reg, int half) {
+        return half_bits_to_float<T>(static_cast<uint16_t>(half ? reg >> 16 : reg & 0xffffu));
+    };
+    auto A = [&](int row, int col) {
+        const int owner = (row & 7) * 4 + ((col & 7) >> 1);
+        const int reg = (row >= 8 ? 1 : 0) + (col >= 8 ? 2 : 0);
+        return element(w.a[owner][reg], col & 1);
+    };
+    auto B = [&](int k, int col) {
+        const int owner = col * 4 + ((k & 7) >> 1);
+        return element(w.b[owner][k >= 8 ? 1 : 0], k & 1);
+    };
+    const int g = lane >> 2, t = lane & 3;
+    float out[4];
+    for (int e = 0; e < 4; ++e) {
+        const int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
+        float s = d[e];
+        for (int k = 0; k < 16; ++k)
+            s = std::fma(A(row, k), B(k, col), s);
+        out[e] = s;
+    }
+    w.barrier.arrive_and_wait();  // every lane has read the fragments
+    std::memcpy(d, out, sizeof(out));
+}
+
+/// Runs kernel<<<grid, block>>>(args...) to completion. Shared memory must be static
+/// (__shared__ arrays in the kernel); `block` must hold whole warps or one partial last warp.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+    const int threads = static_cast<int>(block.x * block.y * block.z);
+    for (unsigned bz = 0; bz < grid.z; ++bz) {
+        for (unsigned by = 0; by < grid.y; ++by) {
+            for (unsigned bx = 0; bx < grid.x; ++bx) {
+                Block running(threads);
+                std::vector<std::thread> pool;
+                pool.reserve(static_cast<std::size_t>(threads));
+                for (int linear = 0; linear < threads; ++linear) {
+                    pool.emplace_back([&, linear] {
+                        ThreadContext& c = context;
+                        c.linear = linear;
+                        c.thread_idx = uint3{static_cast<unsigned>(linear) % block.x,
+                                             static_cast<unsigned>(linear) / block.x % block.y,
+                                             static_cast<unsigned>(linear) / (block.x * block.y)};
+                        c.block_idx = uint3{bx, by, bz};
+                        c.block_dim = block;
+                        c.grid_dim = grid;
+                        c.block = &running;
+                        kernel(args...);
+                        c.warp().barrier.arrive_and_drop();
+                        running.barrier.arrive_and_drop();
+                    });
+                }
+                for (std::thread& t : pool)
+                    t.join();
+            }
+        }
+    }
+}
+
+}  // namespace mtdesk::cuda::emulation
+
+// Device code's global min / max (CUDA's math headers declare them for device code only).
+inline int min(int a, int b) {
+    return a < b ? a : b;
+}
+inline int max(int a, int b) {
+    return a > b ? a : b;
+}
+
+// The CUDA built-ins the kernels use, mapped onto the emulation.
+#define threadIdx (::mtdesk::cuda::emulation::context.thread_idx)
+#define blockIdx (::mtdesk::cuda::emulation::context.block_idx)
+#define blockDim (::mtdesk::cuda::emulation::context.block_dim)
+#define gridDim (::mtdesk::cuda::emulation::context.grid_dim)
+#define __syncthreads() ::mtdesk::cuda::emulation::syncthreads()
+#define __shfl_xor_sync(mask, v, lane_mask) ::mtdesk::cuda::emulation::shfl_xor((v), (lane_mask))
+#define __byte_perm(x, y, s) ::mtdesk::cuda::emulation::byte_perm((x), (y), (s))
+#define __ldg(p) (*(p))
+#define __uint_as_float(u) std::bit_cast<float>(static_cast<uint32_t>(u))
+#define __float_as_uint(f) std::bit_cast<uint32_t>(static_cast<float>(f))
+#define __trap() std::abort()
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+#undef __shared__
+#define __shared__ static

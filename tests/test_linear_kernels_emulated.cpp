@@ -1,0 +1,325 @@
+// The CUDA engine's INT8 / INT4 GEMV kernels (engine/cuda/linear_kernels.cuh) run on the CPU by
+// the host emulation (engine/cuda/host_emulation.h) and checked against a reference computed
+// here in double: the SIMT GEMV in every tile shape (m = 1, 2, 3, 5, 8 and 11: rows past a tile),
+// the tensor-core GEMV with x per warp (m = 2, 8, 9, 16: with and without the upper half of the
+// A tile) and staged in shared memory (m = 17, 33, 64: two and four tiles, rows past m), in
+// one slice and in split-K slices followed by the split-K sum, on bf16 and fp16 activations,
+// with n not a multiple of a block's rows and k not a multiple of the INT4 group or of 16.
+// This is what the GPU suite gpu_test_linear checks on a device; here it runs in CI, where
+// there is none, and catches a wrong fragment layout, index or split before a GPU run.
+
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/linear_kernels.cuh"
+#include "mtdesk/quant/quantize.h"
+
+using namespace mtdesk;
+using namespace mtdesk::cuda::detail;
+namespace emulation = mtdesk::cuda::emulation;
+
+namespace {
+
+// The weight as the device holds it (linear_cuda.h, "Device layout of the quantised weights").
+struct HostWeight {
+    WKind kind;
+    int n = 0, k = 0, k_padded = 0, group = 0;
+    std::vector<uint8_t> bytes;
+    std::vector<__half> scales;
+    std::size_t row_bytes = 0;
+    QuantizedInt8 q8;
+    QuantizedInt4 q4;
+
+    GemvArgs args() const {
+        GemvArgs a{};
+        a.w = bytes.data();
+        a.scales = scales.data();
+        a.row_bytes = row_bytes;
+        a.chunks = static_cast<int>(row_bytes / kChunkBytes);
+        a.groups = kind == WKind::Int4 ? k_padded / group : 1;
+        a.group_chunks = kind == WKind::Int4 ? group / 32 : 1;
+        a.n = n;
+        a.k = k;
+        return a;
+    }
+    float scale(int row, int col) const {
+        return kind == WKind::Int4
+                   ? q4.scales[static_cast<std::size_t>(row) * q4.groups() + col / group]
+                   : q8.scales[static_cast<std::size_t>(row)];
+    }
+    int q(int row, int col) const {
+        return kind == WKind::Int4 ? q4.q(row, col) : q8.q[static_cast<std::size_t>(row) * k + col];
+    }
+};
+
+HostWeight make_weight(WKind kind, int n, int k, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 0.05f);
+    std::vector<float> w(static_cast<std::size_t>(n) * k);
+    for (float& v : w)
+        v = normal(rng);
+    HostWeight h;
+    h.kind = kind;
+    h.n = n;
+    h.k = k;
+    if (kind == WKind::Int4) {
+        h.q4 = quantize_int4(w, n, k);
+        h.k_padded = h.q4.k_padded;
+        h.group = h.q4.group;
+        h.row_bytes = static_cast<std::size_t>(h.k_padded) / 2;
+        h.bytes = h.q4.packed;
+        for (float s : h.q4.scales)
+            h.scales.push_back(__float2half_rn(s));
+    } else {
+        h.q8 = quantize_int8(w, n, k);
+        h.k_padded = (k + 15) / 16 * 16;
+        h.row_bytes = static_cast<std::size_t>(h.k_padded);
+        h.bytes.assign(h.row_bytes * n, 0);
+        for (int r = 0; r < n; ++r)
+            std::memcpy(h.bytes.data() + h.row_bytes * r, h.q8.q.data() + std::size_t(r) * k,
+                        static_cast<std::size_t>(k));
+        for (float s : h.q8.scales)
+            h.scales.push_back(__float2half_rn(s));
+    }
+    return h;
+}
+
+template <typename T>
+T to_t(float f) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return __float2bfloat16_rn(f);
+    else
+        return __float2half_rn(f);
+}
+template <typename T>
+float from_t(T v) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return __bfloat162float(v);
+    else
+        return __half2float(v);
+}
+
+// The dequantised weight each path multiplies with: the SIMT kernel q · scale in fp32 (exact);
+// the tensor-core kernel INT4 T(q · T(scale)) (T pairs on the SIMT pipe), INT8 q exactly with
+// the row scale applied to the sum.
+template <typename T>
+double weight_value(const HostWeight& w, int row, int col, bool tensor_cores) {
+    const int q = w.q(row, col);
+    const float s = w.scale(row, col);
+    if (tensor_cores && w.kind == WKind::Int4)
+        return from_t<T>(to_t<T>(static_cast<float>(q) * from_t<T>(to_t<T>(s))));
+    return static_cast<double>(q) * s;
+}
+
+template <typename T>
+struct Result {
+    std::vector<T> y;
+    std::vector<float> partial;
+};
+
+// Runs the path on the emulation with `splits` k-slices (1: y directly) and, when split, the
+// split-K sum, as run_gemv / run_mma_gemv in linear_cuda.cu launch them.
+template <WKind K, typename T>
+std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, int splits,
+                           bool tensor_cores) {
+    std::vector<T> y(static_cast<std::size_t>(m) * w.n, to_t<T>(-1.0f));
+    std::vector<float> partial(static_cast<std::size_t>(splits) * m * w.n, NAN);
+    GemvArgs a = w.args();
+    a.x = x.data();
+    a.y = y.data();
+    a.m = m;
+    a.partial = partial.data();
+    int used = 1;
+    const dim3 block(kWarps * 32);
+    if (tensor_cores) {
+        MmaGemvArgs ma{};
+        ma.g = a;
+        ma.rounds = static_cast<int>((w.row_bytes + kRoundBytes - 1) / kRoundBytes);
+        ma.rounds_per_group = K == WKind::Int4 ? w.group / 128 : 1;
+        ma.rounds_per_split = (ma.rounds + splits - 1) / splits;
+        used = (ma.rounds + ma.rounds_per_split - 1) / ma.rounds_per_split;
+        const int block_rows = kWarps * kMmaWarpRows<4>;
+        const dim3 grid((w.n + block_rows - 1) / block_rows, used);
+        if (m <= 8)
+            emulation::launch(mma_gemv_kernel<K, T, 1, 4, false, false>, grid, block, ma);
+        else if (m <= 16)
+            emulation::launch(mma_gemv_kernel<K, T, 1, 4, true, false>, grid, block, ma);
+        else if (m <= 32)
+            emulation::launch(mma_gemv_kernel<K, T, 2, 4, true, true>, grid, block, ma);
+        else
+            emulation::launch(mma_gemv_kernel<K, T, 4, 4, true, true>, grid, block, ma);
+    } else {
+        a.chunks_per_split = (a.chunks + splits - 1) / splits;
+        used = (a.chunks + a.chunks_per_split - 1) / a.chunks_per_split;
+        const GemvShape s = gemv_shape(m);
+        const dim3 grid((w.n + kWarps * s.r - 1) / (kWarps * s.r), used);
+        // 128-bit x loads need whole 8-element groups in every row.
+        if (w.k % 8 == 0) {
+            if (s.mt == 1)
+                emulation::launch(gemv_kernel<K, T, 4, 1, true>, grid, block, a);
+            else if (s.mt == 2)
+                emulation::launch(gemv_kernel<K, T, 4, 2, true>, grid, block, a);
+            else if (s.mt == 4)
+                emulation::launch(gemv_kernel<K, T, 4, 4, true>, grid, block, a);
+            else
+                emulation::launch(gemv_kernel<K, T, 2, 8, true>, grid, block, a);
+        } else {
+            if (s.mt == 1)
+                emulation::launch(gemv_kernel<K, T, 4, 1, false>, grid, block, a);
+            else if (s.mt == 2)
+                emulation::launch(gemv_kernel<K, T, 4, 2, false>, grid, block, a);
+            else if (s.mt == 4)
+                emulation::launch(gemv_kernel<K, T, 4, 4, false>, grid, block, a);
+            else
+                emulation::launch(gemv_kernel<K, T, 2, 8, false>, grid, block, a);
+        }
+    }
+    if (used > 1) {
+        const std::size_t count = static_cast<std::size_t>(m) * w.n;
+        emulation::launch(sum_splits_kernel<T>, dim3(2), dim3(64), partial.data(), y.data(), used,
+                          count);
+    }
+    return y;
+}
+
+// Every y against the double reference of the path's weights: |y - ref| within the rounding
+// of y to T plus fp32 summation in another order. Returns the first mismatches.
+template <WKind K, typename T>
+QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+    std::vector<T> x(static_cast<std::size_t>(m) * w.k);
+    for (T& v : x)
+        v = to_t<T>(uni(rng));
+    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores);
+    QStringList bad;
+    for (int i = 0; i < m; ++i) {
+        for (int r = 0; r < w.n; ++r) {
+            double ref = 0, mag = 0;
+            for (int c = 0; c < w.k; ++c) {
+                const double p =
+                    from_t<T>(x[std::size_t(i) * w.k + c]) * weight_value<T>(w, r, c, tensor_cores);
+                ref += p;
+                mag += std::fabs(p);
+            }
+            const double got = from_t<T>(y[std::size_t(i) * w.n + r]);
+            const double eps = std::is_same_v<T, __nv_bfloat16> ? 1.0 / 256 : 1.0 / 2048;
+            const double tol = eps * std::fabs(ref) + 1e-5 * mag + 1e-6;
+            if (!(std::fabs(got - ref) <= tol) && bad.size() < 4)
+                bad << QString("y[%1, %2] = %3, reference %4").arg(i).arg(r).arg(got).arg(ref);
+        }
+    }
+    if (bad.isEmpty()) return {};
+    return QString("%1 %2 n=%3 k=%4 m=%5 splits=%6 %7: ")
+               .arg(K == WKind::Int4 ? "int4" : "int8")
+               .arg(std::is_same_v<T, __nv_bfloat16> ? "bf16" : "fp16")
+               .arg(w.n)
+               .arg(w.k)
+               .arg(m)
+               .arg(splits)
+               .arg(tensor_cores ? "tensor cores" : "simt") +
+           bad.join("; ");
+}
+
+}  // namespace
+
+class TestLinearKernelsEmulated : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void emulatedBuiltins() {
+        // prmt: the selectors the kernels use, and sign replication.
+        QCOMPARE(emulation::byte_perm(0x33221100u, 0x77665544u, 0x5410u), 0x55441100u);
+        QCOMPARE(emulation::byte_perm(0x33221100u, 0x77665544u, 0x7632u), 0x77663322u);
+        QCOMPARE(emulation::byte_perm(0x000080ffu, 0u, 0x4498u), 0x0000ffffu);
+        QCOMPARE(emulation::byte_perm(0x000000abu, 0x4B000000u, 0x7440u), 0x4B0000abu);
+        // mma: a 16 × 16 A and a 16 × 8 B spread over the lanes, D checked against a plain
+        // product (exact: small integers).
+        std::vector<float> d(32 * 4, 0.0f);
+        auto a_of = [](int row, int col) { return float((row * 3 + col * 5) % 7 - 3); };
+        auto b_of = [](int k, int col) { return float((k * 2 + col) % 5 - 2); };
+        auto pack = [](float lo, float hi) {
+            const uint16_t l = __bfloat16_as_ushort(__float2bfloat16_rn(lo));
+            const uint16_t h = __bfloat16_as_ushort(__float2bfloat16_rn(hi));
+            return uint32_t(l) | uint32_t(h) << 16;
+        };
+        std::vector<std::thread> lanes;
+        emulation::Block block(32);
+        for (int lane = 0; lane < 32; ++lane) {
+            lanes.emplace_back([&, lane] {
+                emulation::context.linear = lane;
+                emulation::context.block = &block;
+                const int g = lane / 4, t = lane % 4;
+                const uint32_t a[4] = {pack(a_of(g, 2 * t), a_of(g, 2 * t + 1)),
+                                       pack(a_of(g + 8, 2 * t), a_of(g + 8, 2 * t + 1)),
+                                       pack(a_of(g, 2 * t + 8), a_of(g, 2 * t + 9)),
+                                       pack(a_of(g + 8, 2 * t + 8), a_of(g + 8, 2 * t + 9))};
+                const uint32_t b[2] = {pack(b_of(2 * t, g), b_of(2 * t + 1, g)),
+                                       pack(b_of(2 * t + 8, g), b_of(2 * t + 9, g))};
+                emulation::mma_m16n8k16<__nv_bfloat16>(&d[std::size_t(lane) * 4], a, b);
+                // shfl.bfly: lane ^ 5's value.
+                const int other = emulation::shfl_xor(lane * 10, 5);
+                if (other != (lane ^ 5) * 10) d[std::size_t(lane) * 4] = NAN;
+            });
+        }
+        for (std::thread& t : lanes)
+            t.join();
+        for (int lane = 0; lane < 32; ++lane) {
+            for (int e = 0; e < 4; ++e) {
+                const int row = lane / 4 + (e >= 2 ? 8 : 0), col = 2 * (lane % 4) + (e & 1);
+                float want = 0;
+                for (int k = 0; k < 16; ++k)
+                    want += a_of(row, k) * b_of(k, col);
+                QCOMPARE(d[std::size_t(lane) * 4 + e], want);
+            }
+        }
+    }
+
+    void simtGemv() {
+        // n = 37: not a multiple of a block's 16 or 8 rows. INT4 k = 300 (padded to 384, three
+        // groups; element-wise x loads, k % 8 != 0); INT8 k = 200 (padded to 208; 128-bit x
+        // loads).
+        const HostWeight w4 = make_weight(WKind::Int4, 37, 300, 1);
+        const HostWeight w8 = make_weight(WKind::Int8, 37, 200, 2);
+        QStringList failures;
+        for (int m : {1, 2, 3, 5, 8, 11}) {
+            for (int splits : {1, 3}) {
+                failures << check<WKind::Int4, __nv_bfloat16>(w4, m, splits, false, 10 + m);
+                failures << check<WKind::Int8, __nv_bfloat16>(w8, m, splits, false, 20 + m);
+            }
+        }
+        failures << check<WKind::Int4, __half>(w4, 3, 2, false, 30);
+        failures << check<WKind::Int8, __half>(w8, 8, 2, false, 31);
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    void tensorCoreGemv() {
+        // n = 136: a block takes 128 rows, so the second block is mostly past n. INT4 k = 456
+        // (padded to 512: four rounds of 128, one group each); INT8 k = 232 (padded to 240:
+        // four rounds, the last one partly past the row).
+        const HostWeight w4 = make_weight(WKind::Int4, 136, 456, 3);
+        const HostWeight w8 = make_weight(WKind::Int8, 136, 232, 4);
+        QStringList failures;
+        for (int m : {2, 8, 9, 16, 17, 33, 64}) {
+            for (int splits : {1, 2}) {
+                failures << check<WKind::Int4, __nv_bfloat16>(w4, m, splits, true, 40 + m);
+                if (m >= 3)
+                    failures << check<WKind::Int8, __nv_bfloat16>(w8, m, splits, true, 50 + m);
+            }
+        }
+        failures << check<WKind::Int4, __half>(w4, 9, 2, true, 60);
+        failures << check<WKind::Int4, __half>(w4, 33, 1, true, 61);
+        failures << check<WKind::Int8, __half>(w8, 17, 2, true, 62);
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLinearKernelsEmulated)
+#include "test_linear_kernels_emulated.moc"
