@@ -226,6 +226,34 @@ QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_
            bad.join("; ");
 }
 
+float probe_a(int row, int col) {
+    return float((row * 3 + col * 5) % 7 - 3);
+}
+float probe_b(int k, int col) {
+    return float((k * 2 + col) % 5 - 2);
+}
+uint32_t bf16_pair(float lo, float hi) {
+    const uint16_t l = __bfloat16_as_ushort(__float2bfloat16_rn(lo));
+    const uint16_t h = __bfloat16_as_ushort(__float2bfloat16_rn(hi));
+    return uint32_t(l) | uint32_t(h) << 16;
+}
+
+// One warp: an mma of probe_a · probe_b with each lane's fragments built as the PTX ISA lays
+// them out, and a butterfly shuffle.
+void warp_probe(float* d, int* shuffled) {
+    const int lane = static_cast<int>(threadIdx.x), g = lane / 4, t = lane % 4;
+    const uint32_t a[4] = {bf16_pair(probe_a(g, 2 * t), probe_a(g, 2 * t + 1)),
+                           bf16_pair(probe_a(g + 8, 2 * t), probe_a(g + 8, 2 * t + 1)),
+                           bf16_pair(probe_a(g, 2 * t + 8), probe_a(g, 2 * t + 9)),
+                           bf16_pair(probe_a(g + 8, 2 * t + 8), probe_a(g + 8, 2 * t + 9))};
+    const uint32_t b[2] = {bf16_pair(probe_b(2 * t, g), probe_b(2 * t + 1, g)),
+                           bf16_pair(probe_b(2 * t + 8, g), probe_b(2 * t + 9, g))};
+    float acc[4] = {0, 0, 0, 0};
+    emulation::mma_m16n8k16<__nv_bfloat16>(acc, a, b);
+    std::memcpy(d + 4 * lane, acc, sizeof(acc));
+    shuffled[lane] = __shfl_xor_sync(0xffffffffu, lane * 10, 5);
+}
+
 }  // namespace
 
 class TestLinearKernelsEmulated : public QObject {
@@ -238,43 +266,17 @@ class TestLinearKernelsEmulated : public QObject {
         QCOMPARE(emulation::byte_perm(0x33221100u, 0x77665544u, 0x7632u), 0x77663322u);
         QCOMPARE(emulation::byte_perm(0x000080ffu, 0u, 0x4498u), 0x0000ffffu);
         QCOMPARE(emulation::byte_perm(0x000000abu, 0x4B000000u, 0x7440u), 0x4B0000abu);
-        // mma: a 16 × 16 A and a 16 × 8 B spread over the lanes, D checked against a plain
-        // product (exact: small integers).
+        // mma and shfl.bfly in one warp: D against a plain product (exact: small integers).
         std::vector<float> d(32 * 4, 0.0f);
-        auto a_of = [](int row, int col) { return float((row * 3 + col * 5) % 7 - 3); };
-        auto b_of = [](int k, int col) { return float((k * 2 + col) % 5 - 2); };
-        auto pack = [](float lo, float hi) {
-            const uint16_t l = __bfloat16_as_ushort(__float2bfloat16_rn(lo));
-            const uint16_t h = __bfloat16_as_ushort(__float2bfloat16_rn(hi));
-            return uint32_t(l) | uint32_t(h) << 16;
-        };
-        std::vector<std::thread> lanes;
-        emulation::Block block(32);
+        std::vector<int> shuffled(32, -1);
+        emulation::launch(warp_probe, dim3(1), dim3(32), d.data(), shuffled.data());
         for (int lane = 0; lane < 32; ++lane) {
-            lanes.emplace_back([&, lane] {
-                emulation::context.linear = lane;
-                emulation::context.block = &block;
-                const int g = lane / 4, t = lane % 4;
-                const uint32_t a[4] = {pack(a_of(g, 2 * t), a_of(g, 2 * t + 1)),
-                                       pack(a_of(g + 8, 2 * t), a_of(g + 8, 2 * t + 1)),
-                                       pack(a_of(g, 2 * t + 8), a_of(g, 2 * t + 9)),
-                                       pack(a_of(g + 8, 2 * t + 8), a_of(g + 8, 2 * t + 9))};
-                const uint32_t b[2] = {pack(b_of(2 * t, g), b_of(2 * t + 1, g)),
-                                       pack(b_of(2 * t + 8, g), b_of(2 * t + 9, g))};
-                emulation::mma_m16n8k16<__nv_bfloat16>(&d[std::size_t(lane) * 4], a, b);
-                // shfl.bfly: lane ^ 5's value.
-                const int other = emulation::shfl_xor(lane * 10, 5);
-                if (other != (lane ^ 5) * 10) d[std::size_t(lane) * 4] = NAN;
-            });
-        }
-        for (std::thread& t : lanes)
-            t.join();
-        for (int lane = 0; lane < 32; ++lane) {
+            QCOMPARE(shuffled[std::size_t(lane)], (lane ^ 5) * 10);
             for (int e = 0; e < 4; ++e) {
                 const int row = lane / 4 + (e >= 2 ? 8 : 0), col = 2 * (lane % 4) + (e & 1);
                 float want = 0;
                 for (int k = 0; k < 16; ++k)
-                    want += a_of(row, k) * b_of(k, col);
+                    want += probe_a(row, k) * probe_b(k, col);
                 QCOMPARE(d[std::size_t(lane) * 4 + e], want);
             }
         }

@@ -4,13 +4,15 @@
 // laptop). A kernel header includes this file when MTDESK_CUDA_HOST_EMULATION is defined and
 // the translation unit is compiled by the host compiler (g++ / clang++, not nvcc).
 //
-// The model: one OS thread per CUDA thread; the blocks of a grid run one after another, all
-// threads of a block at once. Warp-collective operations (__shfl_xor_sync, mma.sync) meet at a
-// per-warp barrier and exchange registers through the warp's slots; __syncthreads() is a
-// per-block barrier; a __shared__ array is a function-local static (one block runs at a time,
-// so the block's threads share it as on the GPU). cp.async copies at once. A thread that
-// returns leaves its warp's and its block's barriers, as an exited thread no longer takes part
-// in bar.sync on the GPU.
+// The model: every CUDA thread of a block is a fiber (POSIX ucontext) on the calling thread;
+// the blocks of a grid run one after another. A fiber runs until it reaches a barrier, then
+// the next one runs: warp-collective operations (__shfl_xor_sync, mma.sync, __syncwarp) meet at
+// a per-warp barrier and exchange registers through the warp's slots; __syncthreads() is the
+// block's barrier; a __shared__ array is a function-local static (one block runs at a time, so
+// its threads share it as on the GPU). cp.async copies at once. A thread that returns leaves
+// its warp's and block's barriers, as an exited thread no longer takes part in bar.sync on the
+// GPU. A block whose threads all wait at barriers that can never complete is a deadlock on the
+// GPU too: the emulation aborts with a message.
 //
 // Semantics follow the PTX ISA: prmt (byte permute, default mode), shfl.sync.bfly, and the
 // fragment layouts of mma.sync.aligned.m16n8k16 with 16-bit inputs and fp32 accumulators
@@ -18,7 +20,7 @@
 // in fp32 in k order; the hardware's order and intermediate precision differ, so results agree
 // with the GPU to rounding, not bit for bit.
 //
-// Slow (a context switch per collective operation): for tests with small shapes. Compile with
+// For tests with small shapes: a barrier costs a context switch per thread. Compile with
 // -fno-strict-aliasing: kernels reinterpret registers between 16-bit pairs and words.
 
 #if defined(__CUDACC__)
@@ -28,15 +30,16 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <ucontext.h>
 
-#include <barrier>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -44,10 +47,47 @@ namespace mtdesk::cuda::emulation {
 
 inline constexpr int kWarpSize = 32;
 
+/// Returns control to the block's scheduler (defined below).
+void yield();
+/// Counts what moves a block forward (arrivals, completed barriers, finished threads): a pass
+/// of the scheduler without any is a deadlock.
+inline uint64_t& progress() {
+    static uint64_t count = 0;
+    return count;
+}
+
+/// A barrier of `expected` threads (bar.sync of a block, or a warp's convergence point).
+struct Barrier {
+    explicit Barrier(int threads) : expected(threads) {}
+    int expected;
+    int arrived = 0;
+    uint64_t phase = 0;
+
+    void arrive_and_wait() {
+        ++progress();
+        const uint64_t mine = phase;
+        if (++arrived == expected) {
+            arrived = 0;
+            ++phase;
+            return;
+        }
+        while (phase == mine)
+            yield();
+    }
+    /// A thread that returned: it no longer counts, and may be the one the others wait for.
+    void drop() {
+        ++progress();
+        if (--expected > 0 && arrived == expected) {
+            arrived = 0;
+            ++phase;
+        }
+    }
+};
+
 /// The registers the lanes of one warp exchange in a collective operation.
 struct Warp {
     explicit Warp(int lanes) : barrier(lanes) {}
-    std::barrier<> barrier;
+    Barrier barrier;
     uint64_t word[kWarpSize] = {};
     uint32_t a[kWarpSize][4] = {};  // mma A fragments
     uint32_t b[kWarpSize][2] = {};  // mma B fragments
@@ -59,7 +99,7 @@ struct Block {
         for (int w = 0; w * kWarpSize < threads; ++w)
             warps.push_back(std::make_unique<Warp>(std::min(kWarpSize, threads - w * kWarpSize)));
     }
-    std::barrier<> barrier;
+    Barrier barrier;
     std::vector<std::unique_ptr<Warp>> warps;
 };
 
@@ -76,18 +116,50 @@ struct ThreadContext {
     Warp& warp() const { return *block->warps[static_cast<std::size_t>(linear / kWarpSize)]; }
 };
 
-inline thread_local ThreadContext context;
+/// One CUDA thread: its fiber, stack and identity.
+struct Fiber {
+    ucontext_t context{};
+    std::vector<char> stack;
+    ThreadContext thread;
+    bool done = false;
+};
+
+/// The scheduler's state while a block runs.
+struct Scheduler {
+    ucontext_t context{};
+    std::vector<Fiber> fibers;
+    Fiber* current = nullptr;
+    void (*body)() = nullptr;  // runs the kernel with its arguments for the current fiber
+};
+
+inline Scheduler& scheduler() {
+    static Scheduler s;
+    return s;
+}
+
+inline ThreadContext& context() {
+    return scheduler().current->thread;
+}
+
+inline void yield() {
+    Scheduler& s = scheduler();
+    swapcontext(&s.current->context, &s.context);
+}
 
 inline void syncthreads() {
-    context.block->barrier.arrive_and_wait();
+    context().block->barrier.arrive_and_wait();
+}
+
+inline void syncwarp() {
+    context().warp().barrier.arrive_and_wait();
 }
 
 /// shfl.sync.bfly over the whole warp: the value of lane (lane ^ lane_mask).
 template <typename V>
 V shfl_xor(V v, int lane_mask) {
     static_assert(std::is_trivially_copyable_v<V> && sizeof(V) <= sizeof(uint64_t));
-    Warp& w = context.warp();
-    const int lane = context.lane();
+    Warp& w = context().warp();
+    const int lane = context().lane();
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof(V));
     w.word[lane] = bits;
@@ -128,8 +200,8 @@ float half_bits_to_float(uint16_t bits) {
 /// The lower-indexed element of a pair is the low half of its register.
 template <typename T>
 void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b) {
-    Warp& w = context.warp();
-    const int lane = context.lane();
+    Warp& w = context().warp();
+    const int lane = context().lane();
     std::memcpy(w.a[lane], a, sizeof(w.a[lane]));
     std::memcpy(w.b[lane], b, sizeof(w.b[lane]));
     w.barrier.arrive_and_wait();
@@ -158,35 +230,72 @@ void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b) {
     std::memcpy(d, out, sizeof(out));
 }
 
-/// Runs kernel<<<grid, block>>>(args...) to completion. Shared memory must be static
-/// (__shared__ arrays in the kernel); `block` must hold whole warps or one partial last warp.
+inline void fiber_entry() {
+    Scheduler& s = scheduler();
+    s.body();
+    Fiber& f = *s.current;
+    f.thread.warp().barrier.drop();
+    f.thread.block->barrier.drop();
+    f.done = true;
+    ++progress();
+}  // returns to the scheduler through uc_link
+
+/// Runs kernel<<<grid, block>>>(args...) to completion on the calling thread. Shared memory
+/// must be static (__shared__ arrays in the kernel). Not reentrant: one launch at a time per
+/// process.
 template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+    constexpr std::size_t kStackBytes = 128 * 1024;
     const int threads = static_cast<int>(block.x * block.y * block.z);
+    Scheduler& s = scheduler();
+    static void (*k)(Params...) = nullptr;
+    static std::tuple<std::decay_t<Args>...>* arguments = nullptr;
+    std::tuple<std::decay_t<Args>...> stored(args...);
+    k = kernel;
+    arguments = &stored;
+    s.body = [] { std::apply([](auto&... a) { k(a...); }, *arguments); };
+    s.fibers.resize(static_cast<std::size_t>(threads));
     for (unsigned bz = 0; bz < grid.z; ++bz) {
         for (unsigned by = 0; by < grid.y; ++by) {
             for (unsigned bx = 0; bx < grid.x; ++bx) {
                 Block running(threads);
-                std::vector<std::thread> pool;
-                pool.reserve(static_cast<std::size_t>(threads));
                 for (int linear = 0; linear < threads; ++linear) {
-                    pool.emplace_back([&, linear] {
-                        ThreadContext& c = context;
-                        c.linear = linear;
-                        c.thread_idx = uint3{static_cast<unsigned>(linear) % block.x,
-                                             static_cast<unsigned>(linear) / block.x % block.y,
-                                             static_cast<unsigned>(linear) / (block.x * block.y)};
-                        c.block_idx = uint3{bx, by, bz};
-                        c.block_dim = block;
-                        c.grid_dim = grid;
-                        c.block = &running;
-                        kernel(args...);
-                        c.warp().barrier.arrive_and_drop();
-                        running.barrier.arrive_and_drop();
-                    });
+                    Fiber& f = s.fibers[static_cast<std::size_t>(linear)];
+                    f.stack.resize(kStackBytes);
+                    f.done = false;
+                    f.thread.linear = linear;
+                    f.thread.thread_idx =
+                        uint3{static_cast<unsigned>(linear) % block.x,
+                              static_cast<unsigned>(linear) / block.x % block.y,
+                              static_cast<unsigned>(linear) / (block.x * block.y)};
+                    f.thread.block_idx = uint3{bx, by, bz};
+                    f.thread.block_dim = block;
+                    f.thread.grid_dim = grid;
+                    f.thread.block = &running;
+                    getcontext(&f.context);
+                    f.context.uc_stack.ss_sp = f.stack.data();
+                    f.context.uc_stack.ss_size = f.stack.size();
+                    f.context.uc_link = &s.context;
+                    makecontext(&f.context, fiber_entry, 0);
                 }
-                for (std::thread& t : pool)
-                    t.join();
+                for (int live = threads; live > 0;) {
+                    const uint64_t before = progress();
+                    live = 0;
+                    for (Fiber& f : s.fibers) {
+                        if (f.done) continue;
+                        s.current = &f;
+                        swapcontext(&s.context, &f.context);
+                        live += f.done ? 0 : 1;
+                    }
+                    if (live > 0 && progress() == before) {
+                        std::fprintf(stderr,
+                                     "CUDA host emulation: block (%u, %u, %u) deadlocked: %d "
+                                     "threads wait at barriers that cannot complete\n",
+                                     bx, by, bz, live);
+                        std::abort();
+                    }
+                }
+                s.current = nullptr;
             }
         }
     }
@@ -203,11 +312,12 @@ inline int max(int a, int b) {
 }
 
 // The CUDA built-ins the kernels use, mapped onto the emulation.
-#define threadIdx (::mtdesk::cuda::emulation::context.thread_idx)
-#define blockIdx (::mtdesk::cuda::emulation::context.block_idx)
-#define blockDim (::mtdesk::cuda::emulation::context.block_dim)
-#define gridDim (::mtdesk::cuda::emulation::context.grid_dim)
+#define threadIdx (::mtdesk::cuda::emulation::context().thread_idx)
+#define blockIdx (::mtdesk::cuda::emulation::context().block_idx)
+#define blockDim (::mtdesk::cuda::emulation::context().block_dim)
+#define gridDim (::mtdesk::cuda::emulation::context().grid_dim)
 #define __syncthreads() ::mtdesk::cuda::emulation::syncthreads()
+#define __syncwarp(...) ::mtdesk::cuda::emulation::syncwarp()
 #define __shfl_xor_sync(mask, v, lane_mask) ::mtdesk::cuda::emulation::shfl_xor((v), (lane_mask))
 #define __byte_perm(x, y, s) ::mtdesk::cuda::emulation::byte_perm((x), (y), (s))
 #define __ldg(p) (*(p))
