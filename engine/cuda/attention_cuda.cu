@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(kThreads)
                              int launched, Partials partials) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
-    extern __shared__ float s_weight[];  // [launched]
+    MTDESK_DYNAMIC_SHARED(float, s_weight);  // [launched]
     const int tc = blockIdx.x, t = token0 + tc, h = blockIdx.y;
     if (skip_runs && in_run(token_seq, token_pos, t, tokens)) return;
     const int parts = partitions_of(token_pos[t] + 1, partition, launched);
@@ -326,6 +326,9 @@ struct TensorOp<__nv_bfloat16> {
             "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#elif defined(MTDESK_CUDA_HOST_EMULATION)
+        const uint32_t b[2] = {b0, b1};
+        emulation::mma_m16n8k16<__nv_bfloat16>(c, a, b);
 #endif
     }
     static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -346,6 +349,9 @@ struct TensorOp<__half> {
             "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#elif defined(MTDESK_CUDA_HOST_EMULATION)
+        const uint32_t b[2] = {b0, b1};
+        emulation::mma_m16n8k16<__half>(c, a, b);
 #endif
     }
     static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
@@ -360,16 +366,24 @@ struct TensorOp<__half> {
 // Two 8x8 b16 matrices from shared memory (rows given by lanes 0-15), as B fragments; .trans
 // for a row-major [key][dim] tile read as the PV product's B.
 __device__ __forceinline__ void ldmatrix_x2(uint32_t& r0, uint32_t& r1, const void* p) {
+#if defined(MTDESK_CUDA_HOST_EMULATION)
+    emulation::ldmatrix_x2(r0, r1, p, false);
+#else
     const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
                  : "=r"(r0), "=r"(r1)
                  : "r"(a));
+#endif
 }
 __device__ __forceinline__ void ldmatrix_x2_trans(uint32_t& r0, uint32_t& r1, const void* p) {
+#if defined(MTDESK_CUDA_HOST_EMULATION)
+    emulation::ldmatrix_x2(r0, r1, p, true);
+#else
     const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
                  : "=r"(r0), "=r"(r1)
                  : "r"(a));
+#endif
 }
 
 // grid (ceil(tokens / 64), heads), 4 warps. Block (b, h) takes the step's tokens 64b .. 64b + 63
@@ -395,7 +409,7 @@ __global__ void __launch_bounds__(kThreads)
                              int heads, int kv_heads, int d, int block_size, float scale) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(MTDESK_CUDA_HOST_EMULATION)
     constexpr bool kInt8 = std::is_same_v<C, int8_t>;
     // Rows 16 bytes further than a multiple of 128 apart: ldmatrix reads 8 rows without bank
     // conflicts.

@@ -230,6 +230,30 @@ void mma_m16n8k16(float* d, const uint32_t* a, const uint32_t* b) {
     std::memcpy(d, out, sizeof(out));
 }
 
+/// ldmatrix.sync.aligned.m8n8.x2[.trans].shared.b16: lanes 0-7 give the row addresses of
+/// matrix 0 and lanes 8-15 those of matrix 1 (8 b16 each); register i of lane l receives
+/// elements (l / 4, 2 (l % 4)) and (l / 4, 2 (l % 4) + 1) of matrix i, or with .trans
+/// (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4).
+inline void ldmatrix_x2(uint32_t& r0, uint32_t& r1, const void* p, bool trans) {
+    Warp& w = context().warp();
+    const int lane = context().lane();
+    w.word[lane] = reinterpret_cast<std::uintptr_t>(p);
+    w.barrier.arrive_and_wait();
+    uint32_t r[2];
+    for (int m = 0; m < 2; ++m) {
+        uint32_t e[2];
+        for (int h = 0; h < 2; ++h) {
+            const int row = trans ? 2 * (lane % 4) + h : lane / 4;
+            const int col = trans ? lane / 4 : 2 * (lane % 4) + h;
+            e[h] = reinterpret_cast<const uint16_t*>(w.word[8 * m + row])[col];
+        }
+        r[m] = e[0] | e[1] << 16;
+    }
+    w.barrier.arrive_and_wait();
+    r0 = r[0];
+    r1 = r[1];
+}
+
 inline void fiber_entry() {
     Scheduler& s = scheduler();
     s.body();
@@ -239,6 +263,16 @@ inline void fiber_entry() {
     f.done = true;
     ++progress();
 }  // returns to the scheduler through uc_link
+
+/// The running launch's dynamic shared memory (shared_bytes of launch_with_shared), 16-byte
+/// aligned.
+inline std::vector<float4>& dynamic_shared_storage() {
+    static std::vector<float4> storage;
+    return storage;
+}
+inline void* dynamic_shared() {
+    return dynamic_shared_storage().data();
+}
 
 /// Runs kernel<<<grid, block>>>(args...) to completion on the calling thread. Shared memory
 /// must be static (__shared__ arrays in the kernel). Not reentrant: one launch at a time per
@@ -301,6 +335,15 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
     }
 }
 
+/// launch() with `shared_bytes` of dynamic shared memory (zeroed, as nothing on the GPU
+/// promises its contents either).
+template <typename... Params, typename... Args>
+void launch_with_shared(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes,
+                        Args&&... args) {
+    dynamic_shared_storage().assign((shared_bytes + sizeof(float4) - 1) / sizeof(float4), float4{});
+    launch(kernel, grid, block, std::forward<Args>(args)...);
+}
+
 }  // namespace mtdesk::cuda::emulation
 
 // Device code's global min / max (CUDA's math headers declare them for device code only).
@@ -309,6 +352,9 @@ inline int min(int a, int b) {
 }
 inline int max(int a, int b) {
     return a > b ? a : b;
+}
+inline float rsqrtf(float x) {
+    return 1.0f / std::sqrt(x);
 }
 
 // The CUDA built-ins the kernels use, mapped onto the emulation.
@@ -321,6 +367,8 @@ inline int max(int a, int b) {
 #define __shfl_xor_sync(mask, v, lane_mask) ::mtdesk::cuda::emulation::shfl_xor((v), (lane_mask))
 #define __byte_perm(x, y, s) ::mtdesk::cuda::emulation::byte_perm((x), (y), (s))
 #define __ldg(p) (*(p))
+#define __expf(x) std::exp(static_cast<float>(x))
+#define __float2int_rn(x) static_cast<int>(std::nearbyint(static_cast<float>(x)))
 #define __uint_as_float(u) std::bit_cast<float>(static_cast<uint32_t>(u))
 #define __float_as_uint(f) std::bit_cast<uint32_t>(static_cast<float>(f))
 #define __trap() std::abort()

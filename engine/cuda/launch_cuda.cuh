@@ -18,6 +18,9 @@
 #include <utility>
 
 #include "cuda/cuda_common.h"
+#if defined(MTDESK_CUDA_HOST_EMULATION)
+#include "cuda/host_emulation.h"
+#endif
 
 namespace mtdesk::cuda {
 
@@ -42,6 +45,10 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes,
             cudaStream_t stream, Args&&... args) {
+#if defined(MTDESK_CUDA_HOST_EMULATION)
+    (void)stream;  // the emulation runs the kernel to completion now
+    emulation::launch_with_shared(kernel, grid, block, shared_bytes, std::forward<Args>(args)...);
+#else
     cudaLaunchConfig_t config{};
     config.gridDim = grid;
     config.blockDim = block;
@@ -54,6 +61,15 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared
     config.numAttrs = programmatic_launch() ? 1 : 0;
     // The error, if any, stays pending for cudaGetLastError().
     (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+#endif
 }
+
+/// Declares a kernel's dynamic shared memory (the launch's shared_bytes) as `type name[]`.
+#if defined(MTDESK_CUDA_HOST_EMULATION)
+#define MTDESK_DYNAMIC_SHARED(type, name) \
+    type* name = static_cast<type*>(::mtdesk::cuda::emulation::dynamic_shared())
+#else
+#define MTDESK_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+#endif
 
 }  // namespace mtdesk::cuda
