@@ -202,11 +202,6 @@ DocumentOptions greedy() {
     return o;
 }
 
-JobState state_of(const JobQueue& q, quint64 id) {
-    const auto j = q.job(id);
-    return j ? j->state : JobState::Cancelled;
-}
-
 bool finished(const JobQueue& q) {
     return q.pendingCount() == 0;
 }

@@ -177,7 +177,7 @@ class TestUiGlossary : public QObject {
         // Export as CSV and as TSV; both read back to the table's rows.
         Glossary table_rows;
         table_rows.terms = model->terms();
-        for (const QString name : {QStringLiteral("out.csv"), QStringLiteral("out.tsv")}) {
+        for (const QString& name : {QStringLiteral("out.csv"), QStringLiteral("out.tsv")}) {
             const QString path = tmp.filePath(name);
             QVERIFY2(dialog.exportGlossary(path), qPrintable(dialog.glossaryMessage()));
             const QByteArray bytes = read(path);
