@@ -91,17 +91,11 @@ HostWeight make_weight(WKind kind, int n, int k, uint32_t seed) {
 
 template <typename T>
 T to_t(float f) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>)
-        return __float2bfloat16_rn(f);
-    else
-        return __float2half_rn(f);
+    return T(f);  // round to nearest even
 }
 template <typename T>
 float from_t(T v) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>)
-        return __bfloat162float(v);
-    else
-        return __half2float(v);
+    return static_cast<float>(v);
 }
 
 // The dequantised weight each path multiplies with: the SIMT kernel q · scale in fp32 (exact);
@@ -159,25 +153,20 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         const GemvShape s = gemv_shape(m);
         const dim3 grid((w.n + kWarps * s.r - 1) / (kWarps * s.r), used);
         // 128-bit x loads need whole 8-element groups in every row.
-        if (w.k % 8 == 0) {
+        auto simt = [&]<bool kVecX>() {
             if (s.mt == 1)
-                emulation::launch(gemv_kernel<K, T, 4, 1, true>, grid, block, a);
+                emulation::launch(gemv_kernel<K, T, 4, 1, kVecX>, grid, block, a);
             else if (s.mt == 2)
-                emulation::launch(gemv_kernel<K, T, 4, 2, true>, grid, block, a);
+                emulation::launch(gemv_kernel<K, T, 4, 2, kVecX>, grid, block, a);
             else if (s.mt == 4)
-                emulation::launch(gemv_kernel<K, T, 4, 4, true>, grid, block, a);
+                emulation::launch(gemv_kernel<K, T, 4, 4, kVecX>, grid, block, a);
             else
-                emulation::launch(gemv_kernel<K, T, 2, 8, true>, grid, block, a);
-        } else {
-            if (s.mt == 1)
-                emulation::launch(gemv_kernel<K, T, 4, 1, false>, grid, block, a);
-            else if (s.mt == 2)
-                emulation::launch(gemv_kernel<K, T, 4, 2, false>, grid, block, a);
-            else if (s.mt == 4)
-                emulation::launch(gemv_kernel<K, T, 4, 4, false>, grid, block, a);
-            else
-                emulation::launch(gemv_kernel<K, T, 2, 8, false>, grid, block, a);
-        }
+                emulation::launch(gemv_kernel<K, T, 2, 8, kVecX>, grid, block, a);
+        };
+        if (w.k % 8 == 0)
+            simt.template operator()<true>();
+        else
+            simt.template operator()<false>();
     }
     if (used > 1) {
         const std::size_t count = static_cast<std::size_t>(m) * w.n;

@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <tuple>
 #include <type_traits>
@@ -129,7 +130,7 @@ struct Scheduler {
     ucontext_t context{};
     std::vector<Fiber> fibers;
     Fiber* current = nullptr;
-    void (*body)() = nullptr;  // runs the kernel with its arguments for the current fiber
+    std::function<void()> body;  // runs the kernel with its arguments for the current fiber
 };
 
 inline Scheduler& scheduler() {
@@ -282,12 +283,8 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
     constexpr std::size_t kStackBytes = 128 * 1024;
     const int threads = static_cast<int>(block.x * block.y * block.z);
     Scheduler& s = scheduler();
-    static void (*k)(Params...) = nullptr;
-    static std::tuple<std::decay_t<Args>...>* arguments = nullptr;
     std::tuple<std::decay_t<Args>...> stored(args...);
-    k = kernel;
-    arguments = &stored;
-    s.body = [] { std::apply([](auto&... a) { k(a...); }, *arguments); };
+    s.body = [&] { std::apply(kernel, stored); };
     s.fibers.resize(static_cast<std::size_t>(threads));
     for (unsigned bz = 0; bz < grid.z; ++bz) {
         for (unsigned by = 0; by < grid.y; ++by) {

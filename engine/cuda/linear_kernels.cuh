@@ -15,10 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cuda/launch_cuda.cuh"
-#if defined(MTDESK_CUDA_HOST_EMULATION)
-#include "cuda/host_emulation.h"
-#endif
+#include "cuda/launch_cuda.cuh"  // with MTDESK_CUDA_HOST_EMULATION, also the emulation
 
 namespace mtdesk::cuda::detail {
 
