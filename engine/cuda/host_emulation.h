@@ -6,12 +6,14 @@
 //
 // The model: every CUDA thread of a block is a fiber (POSIX ucontext) on the calling thread;
 // the blocks of a grid run one after another. A fiber runs until it reaches a barrier, then
-// the next one runs: warp-collective operations (__shfl_xor_sync, mma.sync, __syncwarp) meet at
-// a per-warp barrier and exchange registers through the warp's slots; __syncthreads() is the
-// block's barrier; a __shared__ array is a function-local static (one block runs at a time, so
-// its threads share it as on the GPU). cp.async copies at once. A thread that returns leaves
-// its warp's and block's barriers, as an exited thread no longer takes part in bar.sync on the
-// GPU. A block whose threads all wait at barriers that can never complete is a deadlock on the
+// the next one runs: warp-collective operations (__shfl_sync, __shfl_xor_sync, mma.sync,
+// __syncwarp) meet at a per-warp barrier and exchange registers through the warp's slots;
+// __syncthreads() is the block's barrier; a __shared__ array is a function-local static (one block
+// runs at a time, so its threads share it as on the GPU). cp.async copies are kept per thread and
+// made when a cp.async.wait_group requires them, as late as the PTX ISA allows: a kernel that reads
+// its shared memory before waiting for the copy reads stale data here too. A thread that returns
+// leaves its warp's and block's barriers, as an exited thread no longer takes part in bar.sync on
+// the GPU. A block whose threads all wait at barriers that can never complete is a deadlock on the
 // GPU too: the emulation aborts with a message.
 //
 // Semantics follow the PTX ISA: prmt (byte permute, default mode), shfl.sync.bfly, and the
@@ -104,6 +106,14 @@ struct Block {
     std::vector<std::unique_ptr<Warp>> warps;
 };
 
+/// One cp.async: `bytes` at dst, the first `src_bytes` of them from src, the rest zeros.
+struct AsyncCopy {
+    void* dst;
+    const void* src;
+    int bytes;
+    int src_bytes;
+};
+
 /// What a CUDA thread knows about itself.
 struct ThreadContext {
     uint3 thread_idx{};
@@ -111,7 +121,9 @@ struct ThreadContext {
     dim3 block_dim{};
     dim3 grid_dim{};
     Block* block = nullptr;
-    int linear = 0;  // thread index within the block
+    int linear = 0;                              // thread index within the block
+    std::vector<AsyncCopy> uncommitted;          // cp.async since the last commit_group
+    std::vector<std::vector<AsyncCopy>> groups;  // committed groups still pending, oldest first
 
     int lane() const { return linear % kWarpSize; }
     Warp& warp() const { return *block->warps[static_cast<std::size_t>(linear / kWarpSize)]; }
@@ -155,6 +167,31 @@ inline void syncwarp() {
     context().warp().barrier.arrive_and_wait();
 }
 
+/// cp.async.{ca,cg}.shared.global: queued until a wait_group requires it.
+inline void cp_async(void* dst, const void* src, int bytes, int src_bytes) {
+    context().uncommitted.push_back({dst, src, bytes, src_bytes});
+}
+
+/// cp.async.commit_group (an empty group too, as on the GPU).
+inline void cp_async_commit() {
+    ThreadContext& c = context();
+    c.groups.push_back(std::move(c.uncommitted));
+    c.uncommitted.clear();
+}
+
+/// cp.async.wait_group n: makes the copies of all but the n most recent committed groups.
+inline void cp_async_wait(int n) {
+    ThreadContext& c = context();
+    while (c.groups.size() > static_cast<std::size_t>(n)) {
+        for (const AsyncCopy& copy : c.groups.front()) {
+            std::memcpy(copy.dst, copy.src, static_cast<std::size_t>(copy.src_bytes));
+            std::memset(static_cast<char*>(copy.dst) + copy.src_bytes, 0,
+                        static_cast<std::size_t>(copy.bytes - copy.src_bytes));
+        }
+        c.groups.erase(c.groups.begin());
+    }
+}
+
 /// shfl.sync.bfly over the whole warp: the value of lane (lane ^ lane_mask).
 template <typename V>
 V shfl_xor(V v, int lane_mask) {
@@ -167,6 +204,23 @@ V shfl_xor(V v, int lane_mask) {
     w.barrier.arrive_and_wait();
     const uint64_t other = w.word[(lane ^ lane_mask) & (kWarpSize - 1)];
     w.barrier.arrive_and_wait();  // the slots are written again by the next exchange
+    V r;
+    std::memcpy(&r, &other, sizeof(V));
+    return r;
+}
+
+/// shfl.sync.idx over the whole warp: the value of lane `src`.
+template <typename V>
+V shfl(V v, int src) {
+    static_assert(std::is_trivially_copyable_v<V> && sizeof(V) <= sizeof(uint64_t));
+    Warp& w = context().warp();
+    const int lane = context().lane();
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(V));
+    w.word[lane] = bits;
+    w.barrier.arrive_and_wait();
+    const uint64_t other = w.word[src & (kWarpSize - 1)];
+    w.barrier.arrive_and_wait();
     V r;
     std::memcpy(&r, &other, sizeof(V));
     return r;
@@ -303,6 +357,8 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
                     f.thread.block_dim = block;
                     f.thread.grid_dim = grid;
                     f.thread.block = &running;
+                    f.thread.uncommitted.clear();
+                    f.thread.groups.clear();
                     getcontext(&f.context);
                     f.context.uc_stack.ss_sp = f.stack.data();
                     f.context.uc_stack.ss_size = f.stack.size();
@@ -362,6 +418,7 @@ inline float rsqrtf(float x) {
 #define __syncthreads() ::mtdesk::cuda::emulation::syncthreads()
 #define __syncwarp(...) ::mtdesk::cuda::emulation::syncwarp()
 #define __shfl_xor_sync(mask, v, lane_mask) ::mtdesk::cuda::emulation::shfl_xor((v), (lane_mask))
+#define __shfl_sync(mask, v, src) ::mtdesk::cuda::emulation::shfl((v), (src))
 #define __byte_perm(x, y, s) ::mtdesk::cuda::emulation::byte_perm((x), (y), (s))
 #define __ldg(p) (*(p))
 #define __expf(x) std::exp(static_cast<float>(x))

@@ -125,7 +125,8 @@ int mma_min_m(WeightFormat f) {
 }
 
 bool use_mma_gemv(const DeviceLinear& w, const void* x, int m, const LinearContext& ctx) {
-    if (!ctx.tensor_core_gemv || ctx.sm_major < 8 || m < mma_min_m(w.format())) return false;
+    const int min_m = ctx.tensor_core_min_m > 0 ? ctx.tensor_core_min_m : mma_min_m(w.format());
+    if (!ctx.tensor_core_gemv || ctx.sm_major < 8 || m < min_m) return false;
     if (w.k() % 8 != 0 || reinterpret_cast<std::uintptr_t>(x) % 16 != 0) return false;
     return w.format() != WeightFormat::INT4 || w.group() % 128 == 0;
 }
@@ -140,15 +141,27 @@ int mma_tiles_n(int) {
     return 4;
 }
 
+template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX>
+void launch_mma_kernel(const MmaGemvArgs& a, dim3 grid, cudaStream_t stream) {
+    constexpr auto kernel = mma_gemv_kernel<K, T, kTiles, kN, kUpper, kSmemX, kMmaStages<kTiles>>;
+    constexpr std::size_t bytes = MmaSmem<K, kTiles, kN, kSmemX, kMmaStages<kTiles>>::bytes();
+    if constexpr (bytes > 48 * 1024) {
+        // Above 48 KiB a kernel has to opt in, once (the engine drives one device).
+        static const cudaError_t opt_in = cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+        check_cuda(opt_in, "cudaFuncSetAttribute (tensor-core GEMV shared memory)");
+    }
+    launch(kernel, grid, dim3(kWarps * 32), bytes, stream, a);
+}
+
 template <WKind K, typename T, int kTiles, int kN>
 void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream) {
-    const dim3 block(kWarps * 32);
     if constexpr (kTiles > 1)  // x staged in shared memory; every tile has its upper half
-        launch(mma_gemv_kernel<K, T, kTiles, kN, true, true>, grid, block, 0, stream, a);
+        launch_mma_kernel<K, T, kTiles, kN, true, true>(a, grid, stream);
     else if (upper)
-        launch(mma_gemv_kernel<K, T, 1, kN, true, false>, grid, block, 0, stream, a);
+        launch_mma_kernel<K, T, 1, kN, true, false>(a, grid, stream);
     else
-        launch(mma_gemv_kernel<K, T, 1, kN, false, false>, grid, block, 0, stream, a);
+        launch_mma_kernel<K, T, 1, kN, false, false>(a, grid, stream);
 }
 
 template <WKind K, typename T>
@@ -291,7 +304,10 @@ DeviceLinear DeviceLinear::allocate(WeightFormat format, int n, int k, int k_pad
     d.data_bytes_ = row_bytes * static_cast<std::size_t>(n);
     d.data_ = device_alloc(d.data_bytes_, what);
     d.scale_bytes_ = scale_count * sizeof(__half);
-    d.scales_ = static_cast<__half*>(device_alloc(d.scale_bytes_, what + " scales"));
+    // + one 4-byte word: the tensor-core GEMV copies each INT4 scale as the aligned word that
+    // holds it, which for the last scale may reach 2 bytes past the array.
+    d.scales_ = static_cast<__half*>(
+        device_alloc(d.scale_bytes_ ? d.scale_bytes_ + 4 : 0, what + " scales"));
     return d;
 }
 
@@ -555,6 +571,7 @@ LinearContext& LinearContext::operator=(LinearContext&& o) noexcept {
         sm_major = o.sm_major;
         gemv_max_m = o.gemv_max_m;
         tensor_core_gemv = o.tensor_core_gemv;
+        tensor_core_min_m = o.tensor_core_min_m;
         owns_ = std::exchange(o.owns_, false);
     }
     return *this;

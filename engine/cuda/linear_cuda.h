@@ -155,6 +155,9 @@ struct LinearContext {
     /// INT4 and >= 3 for INT8), else with the SIMT kernel. Tests and benchmarks clear it to
     /// run the SIMT kernel.
     bool tensor_core_gemv = true;
+    /// Rows of x from which the GEMV path uses the tensor cores; 0 = the measured crossover
+    /// above. Benchmarks set it to time the tensor-core kernel at fewer rows.
+    int tensor_core_min_m = 0;
 
     /// An empty context (no handle, no workspace); linear() refuses it.
     LinearContext() = default;

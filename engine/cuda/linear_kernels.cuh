@@ -288,31 +288,51 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 
 // ---- Tensor-core GEMV (decode, sm_80+) ------------------------------------------------------
 //
-// The same product for m <= 16 · kTiles rows of x with the multiply-adds on the tensor cores
+// The same product for up to 64 rows of x with the multiply-adds on the tensor cores
 // (mma.sync m16n8k16, 16-bit inputs, fp32 accumulators), so that the SIMT pipe only
-// dequantises: a batch of 64 costs little more than a batch of 1. Weights are the mma's B
-// operand (n8 tiles of 8 weight rows; a warp owns kN of them), x the A operand (m16 tiles, zero
-// rows past m). The A fragments of x are loaded once per round and reused for the warp's kN
-// weight tiles.
+// dequantises: a batch of 16 costs little more than a batch of 1. A warp owns kN tiles of 8
+// weight rows.
+//  - Up to 16 rows of x (one x tile, each warp loading its own x): the weights are the A
+//    operand (tiles 2p and 2p + 1 are rows g and g + 8 of an m16 tile) and x the B operand (n8
+//    tiles of x rows): no mma is spent on zero rows of x, and the sums a thread accumulates
+//    belong to the weight rows it loads, so INT4 group scales apply to fp32 sums.
+//  - 17 to 64 rows (kTiles tiles of 16 rows of x, staged in shared memory per block): x is the
+//    A operand and the weights the B operand, each B fragment serving every x tile.
 //
 // A round is 64 bytes of each weight row: 128 INT4 or 64 INT8 weights. Thread (g = lane / 4,
-// t = lane % 4) loads 16 of those bytes of row g of each of its tiles with one 128-bit load and
-// turns them into B fragments. An mma sums over its 16 k-slots in any order, so the k-slots are
-// mapped to the weights each thread already holds and x is loaded with the same mapping (the
-// idea of Marlin's fragment-matched layouts, here without repacking the weights: the order of
-// k is permuted instead):
-//  - INT4: word j of the 16 bytes holds elements e0..e7 (nibble i = element i). One LOP3 with
+// t = lane % 4) takes 16 of those bytes of row g of each of its tiles (through the shared-memory
+// ring below) and turns them into fragments. An mma sums over its 16 k-slots in any order, so
+// the k-slots are mapped to the weights each thread already holds and x is loaded with the same
+// mapping (the idea of Marlin's fragment-matched layouts, here without repacking the weights:
+// the order of k is permuted instead):
+//  - INT4: word j of the 16 bytes holds elements e0..e7 (nibble i = element i). A LOP3 with
 //    the bf16/fp16 "magic" exponent turns nibbles i and i + 4 into a 16-bit pair 128 + u or
-//    1024 + u (u = q + 8, exact), one HSUB2 removes the bias exactly and one HMUL2 applies the
-//    group's scale (rounded to T, as the dequantise + cuBLAS path does): pairs (e0,e4),
-//    (e1,e5), (e2,e6), (e3,e7). Step 2j + h takes pairs 2h and 2h + 1 as its two B registers;
-//    the A registers take x at the same elements, built from one 128-bit load of
-//    x[8j .. 8j + 7] by byte permutes. A round lies inside one group (group % 128 == 0).
+//    1024 + u (u = q + 8, exact) and an HSUB2 removes the bias exactly (fp16 takes nibbles
+//    i + 1 and i + 5 at 16 u and an HFMA2 by 1/16, exact too, as Marlin does): pairs (e0,e4),
+//    (e1,e5), (e2,e6), (e3,e7) of exact codes q. Step 2j + h takes pairs 2h and 2h + 1; x takes
+//    the same elements, built from one 128-bit load of x[8j .. 8j + 7] by byte permutes. A
+//    round lies inside one group (group % 128 == 0). Up to 16 rows of x, the group scale
+//    multiplies the round's fp32 sums, and bf16 skips the HSUB2: the sums with 128 + u exceed
+//    those with q by 136 · Σx, which one more mma per step (A = 136) gives and the round
+//    subtracts (5 of fp32's 24 bits lost to the cancellation; fp16's 1024 would cost 8, so
+//    fp16 keeps the HSUB2). With more rows the scale multiplies the B fragments (rounded to T,
+//    as the dequantise + cuBLAS path does), which then serve all x tiles.
 //  - INT8: word j holds four bytes; each becomes an exact fp32 (byte-permute trick above) and
 //    two are packed into a 16-bit pair; step j takes (e0,e1), (e2,e3); x needs no permute; the
 //    row scale is applied in fp32 at the end.
 
 constexpr int kRoundBytes = 64;  // per weight row and round
+
+// (a & b) | c in one LOP3.
+__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
+#if defined(__CUDA_ARCH__)
+    uint32_t d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#else
+    return (a & b) | c;
+#endif
+}
 
 // The mma and the INT4 dequantisation for 16-bit type T (bf16 or fp16): the same steps, with
 // T's "magic" exponent (bf16 128.0, fp16 1024.0; the nibble u = q + 8 lands in the mantissa)
@@ -322,22 +342,55 @@ struct Mma {
     static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
     using T2 = std::conditional_t<kBf16, __nv_bfloat162, __half2>;
     static constexpr uint32_t kMagic = kBf16 ? 0x43004300u : 0x64006400u;
-    static constexpr float kBias = kBf16 ? 136.0f : 1032.0f;  // magic + 8
+    static constexpr uint32_t kBias = kBf16 ? 0x43084308u : 0x64086408u;  // magic + 8
+    static constexpr uint32_t kSixteenth = 0x2C002C00u;                   // fp16 1/16
+    static constexpr uint32_t kHighBias = 0xD480D480u;  // fp16 -(1024 / 16 + 8) = -72
 
-    static __device__ __forceinline__ uint32_t pair(float v) {
-        T2 r;
-        if constexpr (kBf16)
-            r = __floats2bfloat162_rn(v, v);
-        else
-            r = __floats2half2_rn(v, v);
-        return *reinterpret_cast<const uint32_t*>(&r);
+    static __device__ __forceinline__ T2 as_t2(uint32_t v) { return *reinterpret_cast<T2*>(&v); }
+    static __device__ __forceinline__ uint32_t bits(T2 v) {
+        return *reinterpret_cast<uint32_t*>(&v);
     }
-    // ((magic + u) - bias) · s: the subtraction is exact, the product rounded once.
-    static __device__ __forceinline__ uint32_t dequant(uint32_t v, uint32_t bias, uint32_t s) {
-        const T2 r =
-            __hmul2(__hsub2(*reinterpret_cast<const T2*>(&v), *reinterpret_cast<const T2*>(&bias)),
-                    *reinterpret_cast<const T2*>(&s));
-        return *reinterpret_cast<const uint32_t*>(&r);
+    static __device__ __forceinline__ uint32_t pair(float v) {
+        if constexpr (kBf16)
+            return bits(__floats2bfloat162_rn(v, v));
+        else
+            return bits(__floats2half2_rn(v, v));
+    }
+    /// Eight INT4 codes (nibble e = element e) -> the exact pairs (e0,e4), (e1,e5), (e2,e6),
+    /// (e3,e7) as T.
+    static __device__ __forceinline__ void dequant(uint32_t word, uint32_t* out) {
+        const uint32_t u = word ^ 0x88888888u;  // q + 8 in every nibble
+        if constexpr (kBf16) {
+            // bf16's 7-bit mantissa holds a nibble only in its low bits: shift each pair there.
+#pragma unroll
+            for (int p = 0; p < 4; ++p)
+                out[p] =
+                    bits(__hsub2(as_t2(and_or(u >> (4 * p), 0x000F000Fu, kMagic)), as_t2(kBias)));
+        } else {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const uint32_t v = u >> (8 * h);
+                out[2 * h] = bits(__hsub2(as_t2(and_or(v, 0x000F000Fu, kMagic)), as_t2(kBias)));
+                const T2 high = as_t2(and_or(v, 0x00F000F0u, kMagic));
+#if defined(__CUDA_ARCH__)
+                out[2 * h + 1] = bits(__hfma2(high, as_t2(kSixteenth), as_t2(kHighBias)));
+#else  // the host has no __hfma2; both steps are exact here
+                out[2 * h + 1] = bits(__hadd2(__hmul2(high, as_t2(kSixteenth)), as_t2(kHighBias)));
+#endif
+            }
+        }
+    }
+    /// Eight INT4 codes -> the pairs of (e0,e4), (e1,e5), (e2,e6), (e3,e7) as magic + q + 8,
+    /// exact in T; a sum of products with them exceeds the sum with q by (magic + 8) · Σx,
+    /// which the caller subtracts (one LOP3 and one shift per pair instead of also an HSUB2).
+    static __device__ __forceinline__ void biased(uint32_t word, uint32_t* out) {
+        const uint32_t u = word ^ 0x88888888u;  // q + 8 in every nibble
+#pragma unroll
+        for (int p = 0; p < 4; ++p)
+            out[p] = and_or(u >> (4 * p), 0x000F000Fu, kMagic);
+    }
+    static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
+        return bits(__hmul2(as_t2(a), as_t2(b)));
     }
     static __device__ __forceinline__ void mma(float* d, const uint32_t* a, const uint32_t* b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -352,20 +405,12 @@ struct Mma {
                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #elif defined(__CUDA_ARCH__)
-        __trap();                               // the host never launches this kernel below sm_80
+        __trap();  // the host never launches this kernel below sm_80
 #elif defined(MTDESK_CUDA_HOST_EMULATION)
         emulation::mma_m16n8k16<T>(d, a, b);
 #endif
     }
 };
-
-// 8 consecutive activations of row `row` at element k0 (a whole 16-byte load; k % 8 == 0 so a
-// group of 8 is entirely inside or entirely past k), or zeros past m or k.
-template <typename T>
-__device__ __forceinline__ uint4 load_x_vec(const T* x, int row, int m, int k, int k0) {
-    if (row >= m || k0 >= k) return make_uint4(0, 0, 0, 0);
-    return __ldg(reinterpret_cast<const uint4*>(x + std::size_t(row) * k + k0));
-}
 
 struct MmaGemvArgs {
     GemvArgs g;
@@ -378,35 +423,85 @@ struct MmaGemvArgs {
 template <int kN>
 constexpr int kMmaWarpRows = 8 * kN;
 
-// Asynchronous 16-byte copy global -> shared (sm_80+); `valid` false writes zeros instead.
+// Asynchronous copies global -> shared (sm_80+), completed in groups: cp_async_commit() closes
+// the group of this thread's copies since the last commit, cp_async_wait<N>() waits until at
+// most its N most recent groups are in flight. The "memory" clobbers keep the compiler from
+// moving shared-memory reads across them.
+// 16 bytes, L1 bypassed; `valid` false writes zeros instead (global must still be a valid address).
 __device__ __forceinline__ void cp_async_16(void* shared, const void* global, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(global),
-                 "r"(valid ? 16 : 0));
+                 "r"(valid ? 16 : 0)
+                 : "memory");
 #elif defined(MTDESK_CUDA_HOST_EMULATION)
-    if (valid)
-        std::memcpy(shared, global, 16);
-    else
-        std::memset(shared, 0, 16);
+    emulation::cp_async(shared, global, 16, valid ? 16 : 0);
+#endif
+}
+// 4 bytes (a 4-byte aligned global address).
+__device__ __forceinline__ void cp_async_4(void* shared, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(global) : "memory");
+#elif defined(MTDESK_CUDA_HOST_EMULATION)
+    emulation::cp_async(shared, global, 4, 4);
 #endif
 }
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#elif defined(MTDESK_CUDA_HOST_EMULATION)
+    emulation::cp_async_commit();
 #endif
 }
-// Waits until at most N committed groups of this thread are still in flight.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#elif defined(MTDESK_CUDA_HOST_EMULATION)
+    emulation::cp_async_wait(N);
 #endif
 }
 
-// grid (ceil(n / (4 · 8 · kN)), splits), 4 warps of kN weight tiles each. kUpper: x rows
-// 8..15 of a tile exist (m > 8); without them those A registers are zeros. The first round of
-// weights is loaded before pdl_wait().
+/// Shared memory of mma_gemv_kernel (its dynamic shared memory, bytes()): per thread, a ring of
+/// kStages slots, each one round's kN 16-byte weight chunks (and for INT4 the kN 4-byte words
+/// holding the round's group scales), indexed [slot][tile][thread] so that a warp's accesses
+/// are consecutive; then, with kSmemX, two buffers of staged x.
+template <WKind K, int kTiles, int kN, bool kSmemX, int kStages>
+struct MmaSmem {
+    static constexpr int kThreads = kWarps * 32;
+    static constexpr int kRoundK = 4 * kChunkElems<K>;  // k elements of a round
+    static constexpr int kXStride = kRoundK * 2 + 64;   // bytes per staged row (% 128 == 64)
+    static constexpr std::size_t kXBytes = kSmemX ? std::size_t(16) * kTiles * kXStride : 0;
+    static constexpr std::size_t kWeightBytes = std::size_t(kStages) * kN * kThreads * 16;
+    static constexpr std::size_t kScaleBytes =
+        K == WKind::Int4 ? std::size_t(kStages) * kN * kThreads * 4 : 0;
+    static constexpr std::size_t bytes() { return kWeightBytes + kScaleBytes + 2 * kXBytes; }
+};
+
+/// Rounds of weights the tensor-core GEMV keeps in flight per thread, plus the one it works on
+/// (the copies go to shared memory, so the loads in flight do not cost registers): three with
+/// one x tile, where six blocks share a multiprocessor, four with x staged in shared memory.
+template <int kTiles>
+constexpr int kMmaStages = kTiles == 1 ? 3 : 4;
+/// Blocks of the tensor-core GEMV resident per multiprocessor that its registers are held to:
+/// with one x tile, five up to 8 rows and four up to 16 (its stalls are latency, hidden by more
+/// warps; fewer registers than that spill).
+template <int kTiles, bool kUpper>
+constexpr int kMmaMinBlocks = kTiles > 1 ? 1
+                              : kUpper   ? 4
+                                         : 5;
+
+// grid (ceil(n / (4 · 8 · kN)), splits), 4 warps of kN weight tiles each, MmaSmem::bytes() of
+// dynamic shared memory. kUpper: x rows 8..15 of a tile exist (m > 8): with one x tile, a
+// second n8 tile of x; with several, the upper halves of the A fragments.
+//
+// Weights (and INT4 scales) stream through a per-thread ring in shared memory: each thread
+// copies with cp.async exactly the 16-byte chunks it later turns into fragments, kStages - 1
+// rounds ahead of the one it works on, so no barrier is needed for them and a thread keeps
+// (kStages - 1) · kN · 16 bytes in flight without holding them in registers (the idea of
+// Marlin's multi-stage pipeline, per thread). The first rounds are requested before
+// pdl_wait(): weights do not depend on the kernel before.
 //
 // kSmemX: the block stages each round's x (16 · kTiles rows) in shared memory with cp.async,
 // double-buffered, and its four warps read their A fragments there: x is fetched from L2 once
@@ -414,34 +509,109 @@ __device__ __forceinline__ void cp_async_wait() {
 // bound the kernel). The staged rows hold the thread-matched order: thread t's 8-element block
 // j of a round sits at 16-byte slot 4j + t, and rows are padded so that the two rows (four
 // slots each) a quarter-warp reads fall in different banks.
-template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX>
-__global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs ma) {
+template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX, int kStages>
+__global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
+    mma_gemv_kernel(const MmaGemvArgs ma) {
+    using Smem = MmaSmem<K, kTiles, kN, kSmemX, kStages>;
+    static_assert(!kSmemX || kStages >= 3, "x and weight copy groups interleave: see the waits");
+    static_assert(kSmemX || kTiles == 1, "several x tiles are staged in shared memory");
     constexpr bool kInt4 = K == WKind::Int4;
     constexpr int kPerThread = kChunkElems<K>;  // k elements of one thread in a round
     constexpr int kBlocks8 = kPerThread / 8;    // its 8-element blocks
-    constexpr int kRoundK = 4 * kPerThread;     // k elements of a round
-    constexpr int kXStride = kRoundK * 2 + 64;  // bytes per staged row (stride % 128 == 64)
+    constexpr int kRoundK = Smem::kRoundK;
+    constexpr int kXStride = Smem::kXStride;
     constexpr int kXRows = 16 * kTiles;
-    constexpr int kXBytes = kSmemX ? kXRows * kXStride : 16;
-    __shared__ __align__(16) unsigned char xs[2][kXBytes];
+    constexpr int kThreads = Smem::kThreads;
+    constexpr int kAhead = kStages - 1;
+    // INT4 with one x tile scales the round's fp32 sums; with several, the B fragments.
+    constexpr bool kScaleSums = kInt4 && kTiles == 1;
+    // ... and for bf16 leaves the dequantised weights biased (fp16's magic, 1024, would cost too
+    // much of the fp32 sums' precision: 8 bits, against bf16's 5).
+    constexpr bool kBiasedW = kScaleSums && Mma<T>::kBf16;
+    // x tiles of 8 rows (one x tile as the B operand: up to 16 rows, kUpper from 9).
+    constexpr int kXTiles = kUpper ? 2 : 1;
+    static_assert(kTiles > 1 || kN % 2 == 0, "weight tiles pair up into m16 tiles");
+    MTDESK_DYNAMIC_SHARED(unsigned char, smem);
+    const int tid = threadIdx.x;
+    // This thread's slots: weights [kStages][kN][kThreads] 16 bytes, scales the same in words.
+    uint4* const wring = reinterpret_cast<uint4*>(smem) + tid;
+    uint32_t* const sring = reinterpret_cast<uint32_t*>(smem + Smem::kWeightBytes) + tid;
+    unsigned char* const xs = smem + Smem::kWeightBytes + Smem::kScaleBytes;  // [2][kXBytes]
 
     const GemvArgs& a = ma.g;
-    const int lane = threadIdx.x & 31;
+    const int lane = tid & 31;
     const int g = lane >> 2, t = lane & 3;
-    const int n0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * kMmaWarpRows<kN>;
+    const int n0 = (blockIdx.x * kWarps + (tid >> 5)) * kMmaWarpRows<kN>;
     // Whole warps only. With kSmemX every warp stages x and meets the barriers; a warp past n
     // computes on clamped rows and stores nothing.
     if (!kSmemX && n0 >= a.n) return;
     const T* x = static_cast<const T*>(a.x);
-    const uint8_t* wrow[kN];
-    int srow[kN];  // the weight row whose INT4 scale this thread's B fragments need
-#pragma unroll
-    for (int i = 0; i < kN; ++i) {
-        srow[i] = min(n0 + 8 * i + g, a.n - 1);
-        wrow[i] = a.w + std::size_t(srow[i]) * a.row_bytes + t * kChunkBytes;
-    }
     const int r_begin = blockIdx.y * ma.rounds_per_split;
     const int r_end = min(ma.rounds, r_begin + ma.rounds_per_split);
+
+    // Copy sources of the next round to issue, advanced round by round (no division in the
+    // loop): this thread's 16 bytes of row g of each tile, and (INT4) the 4-byte aligned word
+    // holding that row's scale for the round's group (the scale array is allocated with room
+    // for the word past its last element). `high`: bit i set when tile i's scale is the upper
+    // half of its word in the round being consumed.
+    const uint8_t* wsrc[kN];
+    const __half* ssrc[kN];
+    uint32_t high = 0;
+    const int rpg = ma.rounds_per_group;
+    int issue_group = r_begin / rpg, issue_in_group = r_begin % rpg;
+    int use_in_group = issue_in_group;
+#pragma unroll
+    for (int i = 0; i < kN; ++i) {
+        const int row = min(n0 + 8 * i + g, a.n - 1);
+        wsrc[i] = a.w + std::size_t(row) * a.row_bytes + t * kChunkBytes +
+                  std::size_t(r_begin) * kRoundBytes;
+        ssrc[i] = a.scales + std::size_t(row) * a.groups + issue_group;
+        if (reinterpret_cast<std::uintptr_t>(ssrc[i]) & 2) high |= 1u << i;
+    }
+    int issue_round = r_begin, issue_slot = 0;
+    // Copies the next round's weights (and scales) into its slot and closes the group; past
+    // the slice an empty group, so that every iteration waits for the same count.
+    auto issue = [&] {
+        if (issue_round < r_end) {
+            // INT8 rows end at a 16-byte chunk that may not fill the last round.
+            const bool ok = kInt4 || issue_round * 4 + t < a.chunks;
+#pragma unroll
+            for (int i = 0; i < kN; ++i)
+                cp_async_16(wring + (issue_slot * kN + i) * kThreads, wsrc[i], ok);
+            if constexpr (kInt4) {
+#pragma unroll
+                for (int i = 0; i < kN; ++i)
+                    cp_async_4(sring + (issue_slot * kN + i) * kThreads,
+                               reinterpret_cast<const void*>(
+                                   reinterpret_cast<std::uintptr_t>(ssrc[i]) & ~std::uintptr_t(3)));
+            }
+        }
+        cp_async_commit();
+        ++issue_round;
+        issue_slot = issue_slot + 1 == kStages ? 0 : issue_slot + 1;
+#pragma unroll
+        for (int i = 0; i < kN; ++i)
+            wsrc[i] += kRoundBytes;
+        if (++issue_in_group == rpg) {
+            issue_in_group = 0;
+#pragma unroll
+            for (int i = 0; i < kN; ++i)
+                ++ssrc[i];
+        }
+    };
+    // Round r's x into buffer `buf`: zeros past m and past k (weights there are zero padding).
+    auto stage_x = [&](int r, int buf) {
+        constexpr int kChunks = kXRows * kRoundK / 8;
+        for (int q = tid; q < kChunks; q += kThreads) {
+            const int row = q / (kRoundK / 8), c8 = q % (kRoundK / 8);
+            const int k0 = r * kRoundK + c8 * 8;
+            const bool ok = row < a.m && k0 < a.k;
+            const int slot = (c8 % kBlocks8) * 4 + c8 / kBlocks8;
+            cp_async_16(xs + buf * Smem::kXBytes + row * kXStride + slot * 16,
+                        ok ? x + std::size_t(row) * a.k + k0 : x, ok);
+        }
+        cp_async_commit();
+    };
 
     float acc[kN][kTiles][4];
 #pragma unroll
@@ -452,142 +622,288 @@ __global__ void __launch_bounds__(kWarps * 32) mma_gemv_kernel(const MmaGemvArgs
             for (int e = 0; e < 4; ++e)
                 acc[i][tile][e] = 0.0f;
 
-    auto load_round = [&](int r, uint4* out) {
-        // INT8 rows end at a 16-byte chunk that may not fill the last round.
-        const bool ok = r < r_end && r * 4 + t < a.chunks;
-#pragma unroll
-        for (int i = 0; i < kN; ++i)
-            out[i] =
-                ok ? load_weights(wrow[i] + std::size_t(r) * kRoundBytes) : make_uint4(0, 0, 0, 0);
-    };
-    // Round r's x into buffer `buf`: zeros past m and past k (weights there are zero padding).
-    auto stage_x = [&](int r, int buf) {
-        constexpr int kChunks = kXRows * kRoundK / 8;
-        for (int q = threadIdx.x; q < kChunks; q += kWarps * 32) {
-            const int row = q / (kRoundK / 8), c8 = q % (kRoundK / 8);
-            const int k0 = r * kRoundK + c8 * 8;
-            const bool ok = row < a.m && k0 < a.k;
-            const int slot = (c8 % kBlocks8) * 4 + c8 / kBlocks8;
-            cp_async_16(xs[buf] + row * kXStride + slot * 16,
-                        ok ? x + std::size_t(row) * a.k + k0 : x, ok);
-        }
-        cp_async_commit();
-    };
-    uint4 next[kN];
-    load_round(r_begin, next);
+    // Copy groups, oldest first: without kSmemX W(r_begin) .. W(r_begin + kStages - 2), then
+    // per round W(r + kStages - 1); waiting until kStages - 1 are in flight completes W(r).
+    // With kSmemX: W(r_begin) .. W(r_begin + kStages - 3), X(r_begin), W(r_begin + kStages - 2),
+    // then per round X(r + 1), W(r + kStages - 1); waiting until 3 are in flight completes X(r)
+    // and everything before it, W(r) included (kStages >= 3).
+    for (int s = 0; s < (kSmemX ? kAhead - 1 : kAhead); ++s)
+        issue();
     pdl_wait();
     pdl_launch_dependents();
-    if (kSmemX && r_begin < r_end) stage_x(r_begin, 0);
-    const uint32_t bias = Mma<T>::pair(Mma<T>::kBias);
+    if constexpr (kSmemX) {
+        stage_x(r_begin, 0);
+        issue();
+    }
+    // Without kSmemX each thread loads the x it needs itself (rows g and g + 8 of the tile,
+    // zeros past m and k), one round ahead into registers so that the loads' latency is hidden
+    // behind a round of arithmetic.
+    const T* xrow_lo = x + std::size_t(min(g, a.m - 1)) * a.k + t * kPerThread;
+    const T* xrow_hi = x + std::size_t(min(g + 8, a.m - 1)) * a.k + t * kPerThread;
+    const bool has_lo = g < a.m, has_hi = kUpper && g + 8 < a.m;
+    uint4 xv[kSmemX ? 1 : kBlocks8][2];  // [block j][lower, upper rows]
+    auto load_x = [&](int r) {
+        if constexpr (!kSmemX) {
+#pragma unroll
+            for (int j = 0; j < kBlocks8; ++j) {
+                const int k0 = r * kRoundK + t * kPerThread + 8 * j;
+                const bool in_k = r < r_end && k0 < a.k;
+                xv[j][0] =
+                    has_lo && in_k
+                        ? __ldg(reinterpret_cast<const uint4*>(xrow_lo + r * kRoundK + 8 * j))
+                        : make_uint4(0, 0, 0, 0);
+                xv[j][1] =
+                    has_hi && in_k
+                        ? __ldg(reinterpret_cast<const uint4*>(xrow_hi + r * kRoundK + 8 * j))
+                        : make_uint4(0, 0, 0, 0);
+            }
+        }
+    };
+    load_x(r_begin);
+    int slot = 0;
     for (int r = r_begin; r < r_end; ++r) {
         const int buf = (r - r_begin) & 1;
+        if constexpr (kSmemX) {
+            if (r + 1 < r_end)
+                stage_x(r + 1, buf ^ 1);
+            else
+                cp_async_commit();
+        }
+        issue();  // into the slot of round r - 1, which this thread has used
+        if constexpr (kSmemX) {
+            cp_async_wait<3>();
+            __syncthreads();  // round r's x is in place for every warp
+        } else {
+            cp_async_wait<kAhead>();
+        }
         uint4 wv[kN];
 #pragma unroll
         for (int i = 0; i < kN; ++i)
-            wv[i] = next[i];
-        load_round(r + 1, next);  // in flight during this round's arithmetic
-        if constexpr (kSmemX) {
-            if (r + 1 < r_end) {
-                stage_x(r + 1, buf ^ 1);
-                cp_async_wait<1>();
-            } else {
-                cp_async_wait<0>();
-            }
-            __syncthreads();  // round r's x is in place for every warp
-        }
-
-        uint32_t s2[kN];  // INT4: this round's group scale of row g of each tile, as a T pair
+            wv[i] = wring[(slot * kN + i) * kThreads];
+        float sc[kN];     // INT4: this round's scale of row g of each tile
+        uint32_t s2[kN];  // ... as a T pair, for scaling B fragments
         if constexpr (kInt4) {
-            const std::size_t grp = r / ma.rounds_per_group;
-#pragma unroll
-            for (int i = 0; i < kN; ++i)
-                s2[i] = Mma<T>::pair(__half2float(a.scales[std::size_t(srow[i]) * a.groups + grp]));
-        }
-        const int kt = r * kRoundK + t * kPerThread;  // this thread's k range in the round
-        // 8 activations of row `row` at this thread's block j of the round.
-        auto x8 = [&](int row, int j) -> uint4 {
-            if constexpr (kSmemX)
-                return *reinterpret_cast<const uint4*>(xs[buf] + row * kXStride + (4 * j + t) * 16);
-            else
-                return load_x_vec(x, row, a.m, a.k, kt + 8 * j);
-        };
-#pragma unroll
-        for (int j = 0; j < kBlocks8; ++j) {
-            // B fragments of the warp's kN weight tiles for k slots 8j .. 8j + 7: two mma steps.
-            uint32_t b[kN][2][2];
 #pragma unroll
             for (int i = 0; i < kN; ++i) {
-                if constexpr (kInt4) {
-                    const uint32_t u = word_of(wv[i], j) ^ 0x88888888u;
+                const uint32_t word = sring[(slot * kN + i) * kThreads];
+                sc[i] = __half2float(__ushort_as_half(
+                    static_cast<unsigned short>((high >> i) & 1 ? word >> 16 : word)));
+                if constexpr (!kScaleSums) s2[i] = Mma<T>::pair(sc[i]);
+            }
+            if (++use_in_group == rpg) {
+                use_in_group = 0;
+                // The next group's scale sits 2 bytes further: the other half of a word.
+                high ^= (1u << kN) - 1;
+            }
+        }
+        slot = slot + 1 == kStages ? 0 : slot + 1;
+
+        // 8 activations of tile row g (+ 8 when upper) at this thread's block j of the round.
+        auto x8 = [&](int tile, bool upper, int j) -> uint4 {
+            if constexpr (kSmemX) {
+                const int row = tile * 16 + g + (upper ? 8 : 0);
+                return *reinterpret_cast<const uint4*>(xs + buf * Smem::kXBytes + row * kXStride +
+                                                       (4 * j + t) * 16);
+            } else {
+                return xv[j][upper ? 1 : 0];
+            }
+        };
+        // A fragments of x tile `tile` for the two mma steps of block j.
+        auto a_frags = [&](int tile, int j, uint32_t(&af)[2][4]) {
+            const uint4 xl = x8(tile, false, j);
+            const uint4 xh = kUpper ? x8(tile, true, j) : make_uint4(0, 0, 0, 0);
+            if constexpr (kInt4) {
+                // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
+                af[0][0] = __byte_perm(xl.x, xl.z, 0x5410);
+                af[0][1] = __byte_perm(xh.x, xh.z, 0x5410);
+                af[0][2] = __byte_perm(xl.x, xl.z, 0x7632);
+                af[0][3] = __byte_perm(xh.x, xh.z, 0x7632);
+                af[1][0] = __byte_perm(xl.y, xl.w, 0x5410);
+                af[1][1] = __byte_perm(xh.y, xh.w, 0x5410);
+                af[1][2] = __byte_perm(xl.y, xl.w, 0x7632);
+                af[1][3] = __byte_perm(xh.y, xh.w, 0x7632);
+            } else {
+                // Steps take elements 0..3 and 4..7 in order.
+                af[0][0] = xl.x;
+                af[0][1] = xh.x;
+                af[0][2] = xl.y;
+                af[0][3] = xh.y;
+                af[1][0] = xl.z;
+                af[1][1] = xh.z;
+                af[1][2] = xl.w;
+                af[1][3] = xh.w;
+            }
+        };
+        // Fragments of weight tile i for the two mma steps of block j (kBiasedW: biased by
+        // magic + 8, see Mma::biased).
+        auto w_frags = [&](int i, int j, uint32_t(&b)[2][2]) {
+            if constexpr (kInt4) {
+                uint32_t q[4];
+                if constexpr (kBiasedW)
+                    Mma<T>::biased(word_of(wv[i], j), q);
+                else
+                    Mma<T>::dequant(word_of(wv[i], j), q);
 #pragma unroll
-                    for (int p = 0; p < 4; ++p)
-                        b[i][p >> 1][p & 1] = Mma<T>::dequant(
-                            ((u >> (4 * p)) & 0x000F000Fu) | Mma<T>::kMagic, bias, s2[i]);
-                } else {
-                    float f[8];
-                    int8x4_to_float(word_of(wv[i], 2 * j), f);
-                    int8x4_to_float(word_of(wv[i], 2 * j + 1), f + 4);
-                    b[i][0][0] = Act<T>::narrow2(f[0], f[1]);
-                    b[i][0][1] = Act<T>::narrow2(f[2], f[3]);
-                    b[i][1][0] = Act<T>::narrow2(f[4], f[5]);
-                    b[i][1][1] = Act<T>::narrow2(f[6], f[7]);
+                for (int p = 0; p < 4; ++p)
+                    b[p >> 1][p & 1] = kScaleSums ? q[p] : Mma<T>::mul(q[p], s2[i]);
+            } else {
+                float f[8];
+                int8x4_to_float(word_of(wv[i], 2 * j), f);
+                int8x4_to_float(word_of(wv[i], 2 * j + 1), f + 4);
+                b[0][0] = Act<T>::narrow2(f[0], f[1]);
+                b[0][1] = Act<T>::narrow2(f[2], f[3]);
+                b[1][0] = Act<T>::narrow2(f[4], f[5]);
+                b[1][1] = Act<T>::narrow2(f[6], f[7]);
+            }
+        };
+
+        if constexpr (kTiles == 1) {
+            // Up to 16 rows of x: the weights are the A operand (tiles i = 2a and 2a + 1 are
+            // rows g and g + 8 of an m16 tile) and x the B operand (n8 tiles of x rows), so no
+            // mma is spent on zero rows of x and each thread's sums belong to the weight rows
+            // whose scales it holds. The B fragments of x for the whole round first (then the
+            // next round's x is requested).
+            uint32_t xb[kBlocks8][kXTiles][2][2];  // [block j][x tile][step][register]
+#pragma unroll
+            for (int j = 0; j < kBlocks8; ++j) {
+#pragma unroll
+                for (int xt = 0; xt < kXTiles; ++xt) {
+                    const uint4 v = x8(0, xt == 1, j);
+                    if constexpr (kInt4) {
+                        // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
+                        xb[j][xt][0][0] = __byte_perm(v.x, v.z, 0x5410);
+                        xb[j][xt][0][1] = __byte_perm(v.x, v.z, 0x7632);
+                        xb[j][xt][1][0] = __byte_perm(v.y, v.w, 0x5410);
+                        xb[j][xt][1][1] = __byte_perm(v.y, v.w, 0x7632);
+                    } else {
+                        xb[j][xt][0][0] = v.x;
+                        xb[j][xt][0][1] = v.y;
+                        xb[j][xt][1][0] = v.z;
+                        xb[j][xt][1][1] = v.w;
+                    }
                 }
             }
+            load_x(r + 1);
+            // INT4: each m16 tile's round sums, scaled into acc at the end of the round.
+            float part[kN / 2][kXTiles][4];
 #pragma unroll
-            for (int tile = 0; tile < kTiles; ++tile) {
-                // A fragments of this x tile, reused for the kN weight tiles.
-                const uint4 xl = x8(tile * 16 + g, j);
-                const uint4 xh = kUpper ? x8(tile * 16 + g + 8, j) : make_uint4(0, 0, 0, 0);
-                uint32_t af[2][4];
-                if constexpr (kInt4) {
-                    // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
-                    af[0][0] = __byte_perm(xl.x, xl.z, 0x5410);
-                    af[0][1] = __byte_perm(xh.x, xh.z, 0x5410);
-                    af[0][2] = __byte_perm(xl.x, xl.z, 0x7632);
-                    af[0][3] = __byte_perm(xh.x, xh.z, 0x7632);
-                    af[1][0] = __byte_perm(xl.y, xl.w, 0x5410);
-                    af[1][1] = __byte_perm(xh.y, xh.w, 0x5410);
-                    af[1][2] = __byte_perm(xl.y, xl.w, 0x7632);
-                    af[1][3] = __byte_perm(xh.y, xh.w, 0x7632);
-                } else {
-                    // Steps take elements 0..3 and 4..7 in order.
-                    af[0][0] = xl.x;
-                    af[0][1] = xh.x;
-                    af[0][2] = xl.y;
-                    af[0][3] = xh.y;
-                    af[1][0] = xl.z;
-                    af[1][1] = xh.z;
-                    af[1][2] = xl.w;
-                    af[1][3] = xh.w;
+            for (int p = 0; p < kN / 2; ++p)
+#pragma unroll
+                for (int xt = 0; xt < kXTiles; ++xt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        part[p][xt][e] = 0.0f;
+            // bf16 INT4: (magic + 8) · Σx of the round per x row, the bias of the A fragments.
+            float bias[kXTiles][4] = {};
+            if constexpr (kBiasedW) {
+                const uint32_t c[4] = {Mma<T>::kBias, Mma<T>::kBias, Mma<T>::kBias, Mma<T>::kBias};
+#pragma unroll
+                for (int j = 0; j < kBlocks8; ++j)
+#pragma unroll
+                    for (int xt = 0; xt < kXTiles; ++xt) {
+                        Mma<T>::mma(bias[xt], c, xb[j][xt][0]);
+                        Mma<T>::mma(bias[xt], c, xb[j][xt][1]);
+                    }
+            }
+#pragma unroll
+            for (int j = 0; j < kBlocks8; ++j) {
+#pragma unroll
+                for (int p = 0; p < kN / 2; ++p) {
+                    // A fragments of rows g (tile 2p) and g + 8 (tile 2p + 1) for both steps.
+                    uint32_t lo[2][2], hi[2][2];
+                    w_frags(2 * p, j, lo);
+                    w_frags(2 * p + 1, j, hi);
+                    uint32_t af[2][4];
+#pragma unroll
+                    for (int step = 0; step < 2; ++step) {
+                        af[step][0] = lo[step][0];
+                        af[step][1] = hi[step][0];
+                        af[step][2] = lo[step][1];
+                        af[step][3] = hi[step][1];
+                    }
+#pragma unroll
+                    for (int xt = 0; xt < kXTiles; ++xt) {
+                        float* d = kScaleSums ? part[p][xt] : acc[2 * p + xt][0];
+                        Mma<T>::mma(d, af[0], xb[j][xt][0]);
+                        Mma<T>::mma(d, af[1], xb[j][xt][1]);
+                    }
                 }
+            }
+            if constexpr (kScaleSums) {
 #pragma unroll
-                for (int i = 0; i < kN; ++i) {
-                    Mma<T>::mma(acc[i][tile], af[0], b[i][0]);
-                    Mma<T>::mma(acc[i][tile], af[1], b[i][1]);
+                for (int p = 0; p < kN / 2; ++p)
+#pragma unroll
+                    for (int xt = 0; xt < kXTiles; ++xt)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e)
+                            acc[2 * p + xt][0][e] =
+                                fmaf(part[p][xt][e] - bias[xt][e], sc[2 * p + (e >> 1)],
+                                     acc[2 * p + xt][0][e]);
+            }
+        } else {
+            // Several x tiles: each B fragment (scaled) serves all of them.
+#pragma unroll
+            for (int j = 0; j < kBlocks8; ++j) {
+                uint32_t b[kN][2][2];
+#pragma unroll
+                for (int i = 0; i < kN; ++i)
+                    w_frags(i, j, b[i]);
+#pragma unroll
+                for (int tile = 0; tile < kTiles; ++tile) {
+                    uint32_t af[2][4];
+                    a_frags(tile, j, af);
+#pragma unroll
+                    for (int i = 0; i < kN; ++i) {
+                        Mma<T>::mma(acc[i][tile], af[0], b[i][0]);
+                        Mma<T>::mma(acc[i][tile], af[1], b[i][1]);
+                    }
                 }
             }
         }
         if constexpr (kSmemX) __syncthreads();  // buffer `buf` is refilled next round
     }
 
-    // Accumulator e of (tile i, x tile) is x row tile·16 + g (+ 8 for e >= 2) and weight row
-    // n0 + 8i + 2t + e % 2.
+    if constexpr (kTiles == 1) {
+        // Accumulator e of (m16 tile p, x tile xt), in acc[2p + xt]: weight row
+        // n0 + 16p + g (+ 8 for e >= 2), x row 8xt + 2t + e % 2.
 #pragma unroll
-    for (int i = 0; i < kN; ++i) {
-        const int c0 = n0 + 8 * i + 2 * t;
-        float rs[2] = {1.0f, 1.0f};
-        if constexpr (K == WKind::Int8) {
-            rs[0] = __half2float(a.scales[min(c0, a.n - 1)]);
-            rs[1] = __half2float(a.scales[min(c0 + 1, a.n - 1)]);
+        for (int p = 0; p < kN / 2; ++p) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = n0 + 16 * p + g + 8 * h;
+                if (row >= a.n) continue;
+                const float rs = K == WKind::Int8 ? __half2float(a.scales[row]) : 1.0f;
+#pragma unroll
+                for (int xt = 0; xt < kXTiles; ++xt) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const int mrow = 8 * xt + 2 * t + e;
+                        if (mrow < a.m)
+                            store_result<T>(a, mrow, row, acc[2 * p + xt][0][2 * h + e] * rs);
+                    }
+                }
+            }
         }
+    } else {
+        // Accumulator e of (tile i, x tile) is x row tile·16 + g (+ 8 for e >= 2) and weight
+        // row n0 + 8i + 2t + e % 2.
 #pragma unroll
-        for (int tile = 0; tile < kTiles; ++tile) {
+        for (int i = 0; i < kN; ++i) {
+            const int c0 = n0 + 8 * i + 2 * t;
+            float rs[2] = {1.0f, 1.0f};
+            if constexpr (K == WKind::Int8) {
+                rs[0] = __half2float(a.scales[min(c0, a.n - 1)]);
+                rs[1] = __half2float(a.scales[min(c0 + 1, a.n - 1)]);
+            }
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int mrow = tile * 16 + g + (e >= 2 ? 8 : 0);
-                const int col = c0 + (e & 1);
-                if (mrow >= a.m || col >= a.n) continue;
-                store_result<T>(a, mrow, col, acc[i][tile][e] * rs[e & 1]);
+            for (int tile = 0; tile < kTiles; ++tile) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int mrow = tile * 16 + g + (e >= 2 ? 8 : 0);
+                    const int col = c0 + (e & 1);
+                    if (mrow >= a.m || col >= a.n) continue;
+                    store_result<T>(a, mrow, col, acc[i][tile][e] * rs[e & 1]);
+                }
             }
         }
     }

@@ -203,6 +203,7 @@ int main(int argc, char** argv) {
                 for (int path = 0; path < (is_int ? 3 : 1); ++path) {
                     ctx.gemv_max_m = path < 2 ? (1 << 30) : 0;
                     ctx.tensor_core_gemv = path == 0;
+                    ctx.tensor_core_min_m = path == 0 ? 1 : 0;  // "gemv-tc" at every m
                     const double s =
                         fp16 ? time_calls(copies, static_cast<const __half*>(x),
                                           static_cast<__half*>(y), m, ctx, stream)
