@@ -758,7 +758,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
         };
 
         if constexpr (kTiles == 1) {
-            // Up to 16 rows of x: the weights are the A operand (tiles i = 2a and 2a + 1 are
+            // Up to 16 rows of x: the weights are the A operand (tiles i = 2p and 2p + 1 are
             // rows g and g + 8 of an m16 tile) and x the B operand (n8 tiles of x rows), so no
             // mma is spent on zero rows of x and each thread's sums belong to the weight rows
             // whose scales it holds. The B fragments of x for the whole round first (then the

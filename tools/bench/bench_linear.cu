@@ -1,7 +1,8 @@
 // Benchmark of the GPU linear layers (engine/cuda/linear_cuda.*): time per call, effective
 // bandwidth (weight + activation bytes / time) against the device's measured copy bandwidth,
-// and TFLOP/s, for every weight format, several batch sizes m and both INT paths (GEMV and
-// dequantise + cuBLAS). The crossover of the two INT paths is what kGemvMaxM is set from.
+// and TFLOP/s, for every weight format, several batch sizes m and the three INT paths (the
+// tensor-core GEMV "gemv-tc", forced at every m, the SIMT GEMV "gemv", and dequantise + cuBLAS
+// "deq+gemm"). Their crossovers are what kGemvMaxM and the tensor-core minimum rows are set from.
 //
 // Build (from the repository root; not part of the CMake build):
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
