@@ -600,15 +600,23 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
         }
     };
     // Round r's x into buffer `buf`: zeros past m and past k (weights there are zero padding).
+    // A thread stages the same 16-byte column c8 of rows row0, row0 + kRowStep, ... in every
+    // round, so its sources, destinations and row checks are set up once.
+    constexpr int kRowChunks = kRoundK / 8;  // 16-byte chunks of a staged row and round
+    constexpr int kRowStep = kThreads / kRowChunks;
+    constexpr int kStaged = kSmemX ? kXRows / kRowStep : 0;  // chunks per thread and round
+    static_assert(!kSmemX || kXRows % kRowStep == 0, "whole staging passes");
+    const int c8 = tid % kRowChunks, row0 = tid / kRowChunks;
+    const T* const x_col = x + std::size_t(min(row0, a.m - 1)) * a.k + c8 * 8;
+    unsigned char* const xs_col = xs + row0 * kXStride + ((c8 % kBlocks8) * 4 + c8 / kBlocks8) * 16;
     auto stage_x = [&](int r, int buf) {
-        constexpr int kChunks = kXRows * kRoundK / 8;
-        for (int q = tid; q < kChunks; q += kThreads) {
-            const int row = q / (kRoundK / 8), c8 = q % (kRoundK / 8);
-            const int k0 = r * kRoundK + c8 * 8;
-            const bool ok = row < a.m && k0 < a.k;
-            const int slot = (c8 % kBlocks8) * 4 + c8 / kBlocks8;
-            cp_async_16(xs + buf * Smem::kXBytes + row * kXStride + slot * 16,
-                        ok ? x + std::size_t(row) * a.k + k0 : x, ok);
+        const bool in_k = r * kRoundK + c8 * 8 < a.k;
+        const T* src = x_col + r * kRoundK;
+#pragma unroll
+        for (int i = 0; i < kStaged; ++i) {
+            const bool ok = in_k && row0 + i * kRowStep < a.m;
+            cp_async_16(xs_col + buf * Smem::kXBytes + i * kRowStep * kXStride,
+                        ok ? src + std::size_t(i) * kRowStep * a.k : x, ok);
         }
         cp_async_commit();
     };
