@@ -353,8 +353,22 @@ bool all_finite(const std::vector<float>& v) {
     return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
-// Contexts across KV block (16) and partition (512) boundaries.
+// Contexts across KV block (16) and partition (512) boundaries; the decode rows of a batch
+// beyond those take kBatchContexts in turn; the longest context of the prefill step; the
+// vocabulary of the sampling check. Built on the host emulation (test_kernels_emulated), where
+// every CUDA thread is a fiber, the same boundaries in smaller shapes: two and three partitions
+// instead of up to nine, short contexts for the rest of a batch, a fifth of the vocabulary.
+#if defined(MTDESK_CUDA_HOST_EMULATION)
+const std::vector<int> kContexts = {1, 15, 16, 17, 511, 513, 1030};
+const std::vector<int> kBatchContexts = {1, 15, 16, 17};
+constexpr int kPrefillLongest = 1030;
+constexpr int kSamplingVocab = 1003;
+#else
 const std::vector<int> kContexts = {1, 15, 16, 17, 511, 512, 513, 2047, 4100};
+const std::vector<int> kBatchContexts = kContexts;
+constexpr int kPrefillLongest = 4100;
+constexpr int kSamplingVocab = 5003;
+#endif
 
 }  // namespace
 
@@ -581,8 +595,8 @@ class TestKernels : public QObject {
     // values (as tight as the 16-bit cache) and against the 16-bit cache (loose, reported).
     // batch 1: a step per context of kContexts (one decode token each) and a 40-position
     // prefill chunk across the first partition boundary; batch 63: 62 decode tokens with the
-    // contexts in turn and that prefill chunk in one step (102 tokens, so the split path runs
-    // in pieces of its workspace's 64 rows).
+    // contexts (then kBatchContexts) in turn and that prefill chunk in one step (102 tokens, so
+    // the split path runs in pieces of its workspace's 64 rows).
     template <typename T>
     void check_paged_attention(int head_dim, int heads, int kv_heads, int batch, bool int8) {
         std::mt19937 rng(head_dim * 1000 + heads * 100 + kv_heads * 10 + batch + int8);
@@ -595,7 +609,9 @@ class TestKernels : public QObject {
         } else {
             std::vector<int> lengths, fresh;
             for (int i = 0; i + 1 < batch; ++i) {
-                lengths.push_back(kContexts[i % kContexts.size()]);
+                lengths.push_back(i < static_cast<int>(kContexts.size())
+                                      ? kContexts[i]
+                                      : kBatchContexts[i % kBatchContexts.size()]);
                 fresh.push_back(1);
             }
             lengths.push_back(530);
@@ -686,9 +702,9 @@ class TestKernels : public QObject {
     void check_prefill(int head_dim, int heads, int kv_heads, bool int8) {
         std::mt19937 rng(head_dim * 1000 + heads * 100 + kv_heads * 10 + int8 + 7);
         cpu::ThreadPool pool(0);
-        const PagedStep s =
-            make_step<T>(heads, kv_heads, head_dim, {1, 70, 200, 600, 17, 513, 4100, 130, 2},
-                         {1, 70, 37, 130, 2, 1, 65, 128, 2}, rng);
+        const PagedStep s = make_step<T>(heads, kv_heads, head_dim,
+                                         {1, 70, 200, 600, 17, 513, kPrefillLongest, 130, 2},
+                                         {1, 70, 37, 130, 2, 1, 65, 128, 2}, rng);
         const double tol = tolerance<T>();
         const auto want = reference_attention(s, int8, pool);
         AttentionRun run;
@@ -899,7 +915,7 @@ class TestKernels : public QObject {
     template <typename T>
     void check_sampling() {
         std::mt19937 rng(5);
-        const int rows = 63, vocab = 5003, stride = 5120;
+        const int rows = 63, vocab = kSamplingVocab, stride = (vocab + 1023) / 1024 * 1024;
         const auto logits = random_values<T>(size_t(rows) * stride, rng, 3.0f);
         std::vector<std::vector<int32_t>> hist(rows);
         std::vector<int32_t> offsets = {0}, ids;

@@ -4,7 +4,9 @@
 // laptop). A kernel header includes this file when MTDESK_CUDA_HOST_EMULATION is defined and
 // the translation unit is compiled by the host compiler (g++ / clang++, not nvcc).
 //
-// The model: every CUDA thread of a block is a fiber (POSIX ucontext) on the calling thread;
+// The model: every CUDA thread of a block is a fiber on the calling thread (on x86-64 switched
+// by a few instructions that swap the callee-saved registers and the stack pointer; elsewhere
+// by POSIX ucontext, whose switches also save the signal mask with a system call each);
 // the blocks of a grid run one after another. A fiber runs until it reaches a barrier, then
 // the next one runs: warp-collective operations (__shfl_sync, __shfl_xor_sync, mma.sync,
 // __syncwarp) meet at a per-warp barrier and exchange registers through the warp's slots;
@@ -129,9 +131,72 @@ struct ThreadContext {
     Warp& warp() const { return *block->warps[static_cast<std::size_t>(linear / kWarpSize)]; }
 };
 
+#if defined(__x86_64__)
+// switch_stack(from, to): pushes the callee-saved registers of the System V x86-64 ABI (rbp,
+// rbx, r12-r15) on the current stack, stores the stack pointer in *from, loads `to` and pops
+// them from there; `ret` then resumes whatever saved that stack. Weak: every translation unit
+// that includes this header defines it, the linker keeps one.
+extern "C" void mtdesk_emulation_switch_stack(void** from, void* to);
+asm(R"(
+    .pushsection .text
+    .weak mtdesk_emulation_switch_stack
+    .type mtdesk_emulation_switch_stack, @function
+mtdesk_emulation_switch_stack:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size mtdesk_emulation_switch_stack, .-mtdesk_emulation_switch_stack
+    .popsection
+)");
+
+/// A suspended execution: the stack pointer switch_stack saved.
+struct ExecutionContext {
+    void* sp = nullptr;
+};
+/// Prepares `stack` so that switching to `c` calls entry() on it (entry must never return).
+inline void make_context(ExecutionContext& c, std::vector<char>& stack, void (*entry)()) {
+    auto top = reinterpret_cast<std::uintptr_t>(stack.data() + stack.size()) & ~std::uintptr_t(15);
+    void** sp = reinterpret_cast<void**>(top);
+    *--sp = nullptr;                         // entry's return address: it never returns
+    *--sp = reinterpret_cast<void*>(entry);  // popped by switch_stack's ret
+    for (int r = 0; r < 6; ++r)
+        *--sp = nullptr;  // rbp, rbx, r12-r15
+    c.sp = sp;
+}
+inline void switch_context(ExecutionContext& from, ExecutionContext& to) {
+    mtdesk_emulation_switch_stack(&from.sp, to.sp);
+}
+#else
+struct ExecutionContext {
+    ucontext_t uc{};
+};
+inline void make_context(ExecutionContext& c, std::vector<char>& stack, void (*entry)()) {
+    getcontext(&c.uc);
+    c.uc.uc_stack.ss_sp = stack.data();
+    c.uc.uc_stack.ss_size = stack.size();
+    c.uc.uc_link = nullptr;  // entry never returns
+    makecontext(&c.uc, entry, 0);
+}
+inline void switch_context(ExecutionContext& from, ExecutionContext& to) {
+    swapcontext(&from.uc, &to.uc);
+}
+#endif
+
 /// One CUDA thread: its fiber, stack and identity.
 struct Fiber {
-    ucontext_t context{};
+    ExecutionContext context;
     std::vector<char> stack;
     ThreadContext thread;
     bool done = false;
@@ -139,7 +204,7 @@ struct Fiber {
 
 /// The scheduler's state while a block runs.
 struct Scheduler {
-    ucontext_t context{};
+    ExecutionContext context;
     std::vector<Fiber> fibers;
     Fiber* current = nullptr;
     std::function<void()> body;  // runs the kernel with its arguments for the current fiber
@@ -156,7 +221,7 @@ inline ThreadContext& context() {
 
 inline void yield() {
     Scheduler& s = scheduler();
-    swapcontext(&s.current->context, &s.context);
+    switch_context(s.current->context, s.context);
 }
 
 inline void syncthreads() {
@@ -317,7 +382,9 @@ inline void fiber_entry() {
     f.thread.block->barrier.drop();
     f.done = true;
     ++progress();
-}  // returns to the scheduler through uc_link
+    switch_context(f.context, s.context);  // for good: the scheduler never resumes a done fiber
+    std::abort();
+}
 
 /// The running launch's dynamic shared memory (shared_bytes of launch_with_shared), 16-byte
 /// aligned.
@@ -359,11 +426,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
                     f.thread.block = &running;
                     f.thread.uncommitted.clear();
                     f.thread.groups.clear();
-                    getcontext(&f.context);
-                    f.context.uc_stack.ss_sp = f.stack.data();
-                    f.context.uc_stack.ss_size = f.stack.size();
-                    f.context.uc_link = &s.context;
-                    makecontext(&f.context, fiber_entry, 0);
+                    make_context(f.context, f.stack, fiber_entry);
                 }
                 for (int live = threads; live > 0;) {
                     const uint64_t before = progress();
@@ -371,7 +434,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
                     for (Fiber& f : s.fibers) {
                         if (f.done) continue;
                         s.current = &f;
-                        swapcontext(&s.context, &f.context);
+                        switch_context(s.context, f.context);
                         live += f.done ? 0 : 1;
                     }
                     if (live > 0 && progress() == before) {
