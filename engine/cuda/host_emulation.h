@@ -257,38 +257,33 @@ inline void cp_async_wait(int n) {
     }
 }
 
-/// shfl.sync.bfly over the whole warp: the value of lane (lane ^ lane_mask).
+/// The value `v` of lane `src` of the calling thread's warp: every lane posts its value, then
+/// reads another's (the warp-wide exchange under shfl.sync).
 template <typename V>
-V shfl_xor(V v, int lane_mask) {
+V exchange(V v, int src) {
     static_assert(std::is_trivially_copyable_v<V> && sizeof(V) <= sizeof(uint64_t));
     Warp& w = context().warp();
-    const int lane = context().lane();
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof(V));
-    w.word[lane] = bits;
+    w.word[context().lane()] = bits;
     w.barrier.arrive_and_wait();
-    const uint64_t other = w.word[(lane ^ lane_mask) & (kWarpSize - 1)];
+    const uint64_t other = w.word[src & (kWarpSize - 1)];
     w.barrier.arrive_and_wait();  // the slots are written again by the next exchange
     V r;
     std::memcpy(&r, &other, sizeof(V));
     return r;
 }
 
+/// shfl.sync.bfly over the whole warp: the value of lane (lane ^ lane_mask).
+template <typename V>
+V shfl_xor(V v, int lane_mask) {
+    return exchange(v, context().lane() ^ lane_mask);
+}
+
 /// shfl.sync.idx over the whole warp: the value of lane `src`.
 template <typename V>
 V shfl(V v, int src) {
-    static_assert(std::is_trivially_copyable_v<V> && sizeof(V) <= sizeof(uint64_t));
-    Warp& w = context().warp();
-    const int lane = context().lane();
-    uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof(V));
-    w.word[lane] = bits;
-    w.barrier.arrive_and_wait();
-    const uint64_t other = w.word[src & (kWarpSize - 1)];
-    w.barrier.arrive_and_wait();
-    V r;
-    std::memcpy(&r, &other, sizeof(V));
-    return r;
+    return exchange(v, src);
 }
 
 /// prmt.b32 (default mode): byte i of the result is byte (s >> 4i) & 7 of {y, x} (x bytes

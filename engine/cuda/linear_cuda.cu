@@ -117,9 +117,11 @@ void launch_gemv_tile(const GemvArgs& a, bool vec_x, dim3 grid, cudaStream_t str
 constexpr int kMmaMaxM = 64;
 constexpr int kMmaWarpXMaxM = 16;
 
-/// Rows of x from which the tensor-core GEMV beats the SIMT one (H200, bench_linear): below,
-/// the SIMT kernel's simpler dequantisation wins (INT8 m = 1, 2: 87 % vs 54 % of the copy
-/// bandwidth on 28672 × 4096; INT4 m = 1: 52 % vs 40 %).
+/// Rows of x from which the tensor-core GEMV beats the SIMT one (H200, bench_linear,
+/// 2026-11-30): below, the SIMT kernel wins on the large layers (28672 × 4096, µs per call SIMT
+/// vs tensor cores: INT8 m = 1, 2: 31.3 vs 49.8, 42.7 vs 48.5; INT4 m = 1: 26.7 vs 30.5); where
+/// the tensor-core kernel is faster at one row (4096 × 14336, 4096 × 4096) the engine as a whole
+/// was not (docs/benchmarks.md).
 int mma_min_m(WeightFormat f) {
     return f == WeightFormat::INT4 ? 2 : 3;
 }
