@@ -7,7 +7,8 @@
 // The model: every CUDA thread of a block is a fiber on the calling thread (on x86-64 switched
 // by a few instructions that swap the callee-saved registers and the stack pointer; elsewhere
 // by POSIX ucontext, whose switches also save the signal mask with a system call each);
-// the blocks of a grid run one after another. A fiber runs until it reaches a barrier, then
+// the blocks of a grid run one after another, in a shuffled order (block_order_seed()), as the
+// GPU promises no order either. A fiber runs until it reaches a barrier, then
 // the next one runs: warp-collective operations (__shfl_sync, __shfl_xor_sync, mma.sync,
 // __syncwarp) meet at a per-warp barrier and exchange registers through the warp's slots;
 // __syncthreads() is the block's barrier; a __shared__ array is a function-local static (one block
@@ -36,6 +37,7 @@
 #include <cuda_runtime.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -44,6 +46,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <random>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -391,6 +394,14 @@ inline void* dynamic_shared() {
     return dynamic_shared_storage().data();
 }
 
+/// The seed of the order in which launch() runs a grid's blocks (a permutation drawn with
+/// std::mt19937); 0 runs them in index order, x fastest. Shuffled by default, so that a kernel
+/// relying on blocks running in index order is not hidden by the emulation's sequential run.
+inline uint32_t& block_order_seed() {
+    static uint32_t seed = 1;
+    return seed;
+}
+
 /// Runs kernel<<<grid, block>>>(args...) to completion on the calling thread. Shared memory
 /// must be static (__shared__ arrays in the kernel). Not reentrant: one launch at a time per
 /// process.
@@ -402,47 +413,52 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
     std::tuple<std::decay_t<Args>...> stored(args...);
     s.body = [&] { std::apply(kernel, stored); };
     s.fibers.resize(static_cast<std::size_t>(threads));
-    for (unsigned bz = 0; bz < grid.z; ++bz) {
-        for (unsigned by = 0; by < grid.y; ++by) {
-            for (unsigned bx = 0; bx < grid.x; ++bx) {
-                Block running(threads);
-                for (int linear = 0; linear < threads; ++linear) {
-                    Fiber& f = s.fibers[static_cast<std::size_t>(linear)];
-                    f.stack.resize(kStackBytes);
-                    f.done = false;
-                    f.thread.linear = linear;
-                    f.thread.thread_idx =
-                        uint3{static_cast<unsigned>(linear) % block.x,
-                              static_cast<unsigned>(linear) / block.x % block.y,
-                              static_cast<unsigned>(linear) / (block.x * block.y)};
-                    f.thread.block_idx = uint3{bx, by, bz};
-                    f.thread.block_dim = block;
-                    f.thread.grid_dim = grid;
-                    f.thread.block = &running;
-                    f.thread.uncommitted.clear();
-                    f.thread.groups.clear();
-                    make_context(f.context, f.stack, fiber_entry);
-                }
-                for (int live = threads; live > 0;) {
-                    const uint64_t before = progress();
-                    live = 0;
-                    for (Fiber& f : s.fibers) {
-                        if (f.done) continue;
-                        s.current = &f;
-                        switch_context(s.context, f.context);
-                        live += f.done ? 0 : 1;
-                    }
-                    if (live > 0 && progress() == before) {
-                        std::fprintf(stderr,
-                                     "CUDA host emulation: block (%u, %u, %u) deadlocked: %d "
-                                     "threads wait at barriers that cannot complete\n",
-                                     bx, by, bz, live);
-                        std::abort();
-                    }
-                }
-                s.current = nullptr;
+    std::vector<uint3> order;
+    for (unsigned bz = 0; bz < grid.z; ++bz)
+        for (unsigned by = 0; by < grid.y; ++by)
+            for (unsigned bx = 0; bx < grid.x; ++bx)
+                order.push_back(uint3{bx, by, bz});
+    if (block_order_seed() != 0) {
+        std::mt19937 rng(block_order_seed());
+        std::shuffle(order.begin(), order.end(), rng);
+    }
+    for (const uint3 index : order) {
+        const unsigned bx = index.x, by = index.y, bz = index.z;
+        Block running(threads);
+        for (int linear = 0; linear < threads; ++linear) {
+            Fiber& f = s.fibers[static_cast<std::size_t>(linear)];
+            f.stack.resize(kStackBytes);
+            f.done = false;
+            f.thread.linear = linear;
+            f.thread.thread_idx = uint3{static_cast<unsigned>(linear) % block.x,
+                                        static_cast<unsigned>(linear) / block.x % block.y,
+                                        static_cast<unsigned>(linear) / (block.x * block.y)};
+            f.thread.block_idx = uint3{bx, by, bz};
+            f.thread.block_dim = block;
+            f.thread.grid_dim = grid;
+            f.thread.block = &running;
+            f.thread.uncommitted.clear();
+            f.thread.groups.clear();
+            make_context(f.context, f.stack, fiber_entry);
+        }
+        for (int live = threads; live > 0;) {
+            const uint64_t before = progress();
+            live = 0;
+            for (Fiber& f : s.fibers) {
+                if (f.done) continue;
+                s.current = &f;
+                switch_context(s.context, f.context);
+                live += f.done ? 0 : 1;
+            }
+            if (live > 0 && progress() == before) {
+                std::fprintf(stderr,
+                             "CUDA host emulation: block (%u, %u, %u) deadlocked: %d "
+                             "threads wait at barriers that cannot complete\n",
+                             bx, by, bz, live);
+                std::abort();
             }
         }
+        s.current = nullptr;
     }
 }
 
