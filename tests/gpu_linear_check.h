@@ -182,17 +182,20 @@ inline LinearResult run_linear_case(const LinearCase& c, cuda::LinearContext& ct
     return res;
 }
 
-/// A case and the path it is run on (LinearContext::gemv_max_m, tensor_core_gemv).
+/// A case and the path it is run on (LinearContext::gemv_max_m, tensor_core_gemv,
+/// f16_gemv_max_m).
 struct PathCase {
     LinearCase c;
     int gemv_max_m = cuda::kGemvMaxM;
     bool tensor_cores = true;
+    int f16_gemv_max_m = cuda::kF16GemvMaxM;
 };
 
 /// Every format × activation type × m ∈ {1, 2, 7, 16, 17, 33, 63, 64, 200} × shapes with odd n and
 /// k, k not a multiple of 8, 16 or 128, n = 1, and a long k with few rows (split-K). INT8/INT4 run
 /// on all three paths (GEMV forced with gemv_max_m = 1 << 30, on the tensor cores where the
-/// shape allows and on the SIMT kernel; dequantise + cuBLAS with 0).
+/// shape allows and on the SIMT kernel; dequantise + cuBLAS with 0), BF16/FP16 on both of theirs
+/// (the SIMT GEMV forced where k % 8 == 0, and cuBLAS).
 inline std::vector<PathCase> standard_linear_cases() {
     using cuda::WeightFormat;
     struct Shape {
@@ -223,7 +226,8 @@ inline std::vector<PathCase> standard_linear_cases() {
                 c.k = s.k;
                 c.seed = seed++;
                 if (combo.f == WeightFormat::BF16 || combo.f == WeightFormat::FP16) {
-                    out.push_back({c, cuda::kGemvMaxM});
+                    out.push_back({c, cuda::kGemvMaxM, true, 1 << 30});
+                    out.push_back({c, cuda::kGemvMaxM, true, 0});
                 } else {
                     out.push_back({c, 1 << 30, true});
                     out.push_back({c, 1 << 30, false});

@@ -31,15 +31,22 @@ QString failures_of(const std::vector<test::PathCase>& cases, cuda::LinearContex
     for (const test::PathCase& pc : cases) {
         ctx.gemv_max_m = pc.gemv_max_m;
         ctx.tensor_core_gemv = pc.tensor_cores;
+        ctx.f16_gemv_max_m = pc.f16_gemv_max_m;
+        ctx.f16_gemv_any_shape = true;  // forced: the cases' shapes are small
         const test::LinearResult r = run_linear_case(pc.c, ctx);
         ++count;
+        const bool f16 = pc.c.format == WeightFormat::BF16 || pc.c.format == WeightFormat::FP16;
         if (!r.failure.empty())
-            out << QString::fromStdString(r.failure) + (pc.gemv_max_m < pc.c.m ? " [dequant+gemm]"
-                                                        : pc.tensor_cores ? " [gemv, tensor cores]"
-                                                                          : " [gemv, simt]");
+            out << QString::fromStdString(r.failure) +
+                       (f16 ? (pc.f16_gemv_max_m >= pc.c.m ? " [gemv, simt]" : " [cublas]")
+                        : pc.gemv_max_m < pc.c.m ? " [dequant+gemm]"
+                        : pc.tensor_cores        ? " [gemv, tensor cores]"
+                                                 : " [gemv, simt]");
     }
     ctx.gemv_max_m = cuda::kGemvMaxM;
     ctx.tensor_core_gemv = true;
+    ctx.f16_gemv_max_m = cuda::kF16GemvMaxM;
+    ctx.f16_gemv_any_shape = false;
     if (ran) *ran = count;
     if (out.size() > 12) {
         const int more = static_cast<int>(out.size()) - 12;
@@ -137,7 +144,17 @@ class TestGpuLinear : public QObject {
         QCOMPARE(cuda::linear_path(i8, x + 2, 8, ctx_), cuda::LinearPath::GemvSimt);
         QCOMPARE(cuda::linear_path(i4, x, cuda::kGemvMaxM + 1, ctx_),
                  cuda::LinearPath::DequantCublas);
+        // 16-bit weights: cuBLAS for a layer whose GEMV would fill less than a wave; where the
+        // shape allows, the SIMT GEMV up to kF16GemvMaxM rows, cuBLAS above and for rows that
+        // are not whole 16-byte chunks.
         QCOMPARE(cuda::linear_path(b16, x, 1, ctx_), cuda::LinearPath::Cublas);
+        ctx_.f16_gemv_any_shape = true;
+        QCOMPARE(cuda::linear_path(b16, x, cuda::kF16GemvMaxM, ctx_), cuda::LinearPath::GemvSimt);
+        QCOMPARE(cuda::linear_path(b16, x, cuda::kF16GemvMaxM + 1, ctx_), cuda::LinearPath::Cublas);
+        const auto b16_odd = cuda::DeviceLinear::upload(std::vector<float>(8 * 100, 1.0f), 8, 100,
+                                                        WeightFormat::BF16);
+        QCOMPARE(cuda::linear_path(b16_odd, x, 1, ctx_), cuda::LinearPath::Cublas);
+        ctx_.f16_gemv_any_shape = false;
         ctx_.tensor_core_gemv = false;
         QCOMPARE(cuda::linear_path(i4, x, 8, ctx_), cuda::LinearPath::GemvSimt);
         ctx_.tensor_core_gemv = true;
@@ -147,7 +164,7 @@ class TestGpuLinear : public QObject {
     }
 
     // Split-K sums its slices in a fixed order: repeated runs give the same bits, on both GEMV
-    // kernels and for one to 32 rows.
+    // kernels (and the SIMT one reading 16-bit weights) and for one to 32 rows.
     void deterministic() {
         // The context goes back to its defaults however this test ends.
         struct Restore {
@@ -155,13 +172,18 @@ class TestGpuLinear : public QObject {
             ~Restore() {
                 ctx.gemv_max_m = cuda::kGemvMaxM;
                 ctx.tensor_core_gemv = true;
+                ctx.f16_gemv_max_m = cuda::kF16GemvMaxM;
+                ctx.f16_gemv_any_shape = false;
             }
         } restore{ctx_};
-        for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4}) {
+        for (WeightFormat f : {WeightFormat::INT8, WeightFormat::INT4, WeightFormat::BF16}) {
             for (bool tc : {false, true}) {
+                if (f == WeightFormat::BF16 && tc) continue;
                 for (int m : {1, 4, 32}) {
                     const LinearCase c{f, true, m, 40, 8192, 77, 0, false};
                     ctx_.gemv_max_m = 1 << 30;
+                    ctx_.f16_gemv_max_m = 1 << 30;
+                    ctx_.f16_gemv_any_shape = true;
                     ctx_.tensor_core_gemv = tc;
                     const test::LinearResult a = run_linear_case(c, ctx_);
                     QVERIFY2(a.failure.empty(), a.failure.c_str());

@@ -1,6 +1,7 @@
 // The CUDA engine's INT8 / INT4 GEMV kernels (engine/cuda/linear_kernels.cuh) run on the CPU by
 // the host emulation (engine/cuda/host_emulation.h) and checked against a reference computed
-// here in double: the SIMT GEMV in every tile shape (m = 1, 2, 3, 5, 8 and 11: rows past a tile),
+// here in double: the SIMT GEMV in every tile shape (m = 1, 2, 3, 5, 8 and 11: rows past a tile;
+// also reading the BF16 / FP16 tiers' 16-bit weights),
 // the tensor-core GEMV with x per warp (m = 1, 2, 8, 9, 16: with and without the upper half of
 // the A tile) and staged in shared memory (m = 17, 33, 64: two and four tiles, rows past m), in
 // one slice and in split-K slices followed by the split-K sum, on bf16 and fp16 activations,
@@ -48,6 +49,7 @@ struct HostWeight {
         return a;
     }
     float scale(int row, int col) const {
+        if (kind == WKind::F16) return 1.0f;
         return kind == WKind::Int4
                    ? q4.scales[static_cast<std::size_t>(row) * q4.groups() + col / group]
                    : q8.scales[static_cast<std::size_t>(row)];
@@ -55,6 +57,7 @@ struct HostWeight {
     int q(int row, int col) const {
         return kind == WKind::Int4 ? q4.q(row, col) : q8.q[static_cast<std::size_t>(row) * k + col];
     }
+    std::vector<float> f16;  // F16: the weight's values (rounded to the activation type)
 };
 
 HostWeight make_weight(WKind kind, int n, int k, uint32_t seed) {
@@ -100,12 +103,32 @@ float from_t(T v) {
     return static_cast<float>(v);
 }
 
+// A 16-bit weight [n, k] of T (the BF16 / FP16 tiers: rows of k · 2 bytes, k % 8 == 0).
+template <typename T>
+HostWeight make_f16_weight(int n, int k, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 0.05f);
+    HostWeight h;
+    h.kind = WKind::F16;
+    h.n = n;
+    h.k = h.k_padded = k;
+    h.row_bytes = static_cast<std::size_t>(k) * 2;
+    h.bytes.resize(h.row_bytes * n);
+    for (int i = 0; i < n * k; ++i) {
+        const T v = to_t<T>(normal(rng));
+        h.f16.push_back(from_t<T>(v));
+        std::memcpy(h.bytes.data() + 2 * std::size_t(i), &v, 2);
+    }
+    return h;
+}
+
 // The dequantised weight each path multiplies with: q · scale in fp32 (exact) for the SIMT
 // kernel and for the tensor-core kernel up to 16 rows of x (INT4 scales the fp32 sums of a
 // group, INT8 the row's sum); beyond 16 rows INT4 T(q · T(scale)) (scaled B fragments, T pairs
 // on the SIMT pipe).
 template <typename T>
 double weight_value(const HostWeight& w, int row, int col, bool tensor_cores, int m) {
+    if (w.kind == WKind::F16) return w.f16[static_cast<std::size_t>(row) * w.k + col];
     const int q = w.q(row, col);
     const float s = w.scale(row, col);
     if (tensor_cores && w.kind == WKind::Int4 && m > 16)
@@ -213,7 +236,9 @@ QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_
     }
     if (bad.isEmpty()) return {};
     return QString("%1 %2 n=%3 k=%4 m=%5 splits=%6 %7: ")
-               .arg(K == WKind::Int4 ? "int4" : "int8")
+               .arg(K == WKind::Int4   ? "int4"
+                    : K == WKind::Int8 ? "int8"
+                                       : "16-bit")
                .arg(std::is_same_v<T, __nv_bfloat16> ? "bf16" : "fp16")
                .arg(w.n)
                .arg(w.k)
@@ -294,6 +319,15 @@ class TestLinearKernelsEmulated : public QObject {
         }
         failures << check<WKind::Int4, __half>(w4, 3, 2, false, 30);
         failures << check<WKind::Int8, __half>(w8, 8, 2, false, 31);
+        // 16-bit weights (BF16 / FP16 tiers at small m): k = 200, 25 chunks of 8.
+        const HostWeight wb = make_f16_weight<__nv_bfloat16>(37, 200, 6);
+        const HostWeight wh = make_f16_weight<__half>(37, 200, 7);
+        for (int m : {1, 2, 5}) {
+            for (int splits : {1, 3}) {
+                failures << check<WKind::F16, __nv_bfloat16>(wb, m, splits, false, 70 + m);
+                failures << check<WKind::F16, __half>(wh, m, splits, false, 80 + m);
+            }
+        }
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
     }

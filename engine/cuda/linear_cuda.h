@@ -7,8 +7,10 @@
 // __nv_bfloat16 or __half), products accumulated in fp32.
 //
 // Paths:
-//  - BF16 / FP16 weights: cuBLAS (cublasGemmEx, fp32 compute) for every m (measured with
-//    bench_linear: as fast as or faster than a GEMV kernel of this file's kind even at m = 1).
+//  - BF16 / FP16 weights: for m <= ctx.f16_gemv_max_m, on layers whose GEMV grid fills one
+//    wave, the SIMT GEMV below reading 16-bit weights (launched with programmatic dependent
+//    launch, it fetches its first weights while the previous kernel of the step finishes;
+//    cuBLAS's kernels cannot), else cuBLAS (cublasGemmEx, fp32 compute).
 //  - INT8 / INT4, m <= ctx.gemv_max_m ("decode"): this file's weight-only GEMV kernels. Each
 //    weight byte is read from memory once per call with 128-bit loads, dequantised in registers
 //    (byte-permute "magic number" int -> float conversion, no I2F) and multiplied with up to
@@ -67,6 +69,9 @@ const char* format_name(WeightFormat format) noexcept;
 /// the tensor-core GEMV is 3-6x faster than dequantise + cuBLAS up to m = 32 and still ahead
 /// at 64 for INT4 (about even for INT8); the SIMT kernel alone crossed at m of about 6-10.
 inline constexpr int kGemvMaxM = 64;
+
+/// Batch rows (m) up to which BF16/FP16 layers use the SIMT GEMV by default (cuBLAS above).
+inline constexpr int kF16GemvMaxM = 1;
 
 /// A linear layer's weight on the device. Owns its device memory (RAII, move-only; a
 /// moved-from or default-constructed object is empty: n() == 0).
@@ -150,6 +155,12 @@ struct LinearContext {
     /// INT8/INT4 layers use the GEMV kernels for m <= gemv_max_m, else dequantise + cuBLAS.
     /// Tests and benchmarks set it to force a path (0: always cuBLAS).
     int gemv_max_m = kGemvMaxM;
+    /// BF16/FP16 layers with k % 8 == 0 use the SIMT GEMV for m <= f16_gemv_max_m where its
+    /// grid fills one wave of the device (the shapes where it beats cuBLAS), else cuBLAS. Tests
+    /// and benchmarks set it (0: always cuBLAS) and f16_gemv_any_shape (every shape) to force a
+    /// path.
+    int f16_gemv_max_m = kF16GemvMaxM;
+    bool f16_gemv_any_shape = false;
     /// The GEMV path multiplies on the tensor cores where it can and where that is faster
     /// (sm_80+, k a multiple of 8, 16-byte aligned x, INT4 groups a multiple of 128, m >= 2 for
     /// INT4 and >= 3 for INT8), else with the SIMT kernel. Tests and benchmarks clear it to
@@ -180,9 +191,10 @@ struct LinearContext {
 
 /// Workspace bytes for which linear() of `w` with `m` rows of x takes its fastest path without
 /// tiling: the whole dequantised weight (INT, m > gemv_max_m), or the split-K partial sums
-/// (INT, small m; the split shrinks to fit a smaller workspace, down to no split). 0 for
-/// BF16/FP16.
-std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m = kGemvMaxM);
+/// (GEMV paths; the split shrinks to fit a smaller workspace, down to no split). 0 for
+/// BF16/FP16 on cuBLAS.
+std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m = kGemvMaxM,
+                                   int f16_gemv_max_m = kF16GemvMaxM);
 
 /// Fills `count` 16-bit values (T = __nv_bfloat16 or __half) with uniform random values of
 /// standard deviation `stddev`, deterministic in `seed` (a counter-based hash, no state), on the

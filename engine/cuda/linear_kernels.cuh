@@ -126,12 +126,15 @@ __device__ __forceinline__ void load_x8(const T* row, int k0, int k, float* f) {
 
 // ---- GEMV (decode) ----------------------------------------------------------------------------
 
-/// Weight kinds of the GEMV kernels: INT8 (W8A16) and INT4 (W4A16) codes.
-enum class WKind { Int8, Int4 };
+/// Weight kinds of the GEMV kernels: INT8 (W8A16) and INT4 (W4A16) codes, and 16-bit weights
+/// of the activations' own type (BF16 / FP16 tiers, SIMT kernel only).
+enum class WKind { Int8, Int4, F16 };
 
 /// Weights per 16-byte chunk.
 template <WKind K>
-constexpr int kChunkElems = K == WKind::Int4 ? 32 : 16;
+constexpr int kChunkElems = K == WKind::Int4   ? 32
+                            : K == WKind::Int8 ? 16
+                                               : 8;
 
 struct GemvArgs {
     const uint8_t* w;       // device layout of DeviceLinear
@@ -161,8 +164,9 @@ __device__ __forceinline__ void store_result(const GemvArgs& a, int mrow, int ro
 // chunk is 16 bytes of each of the R rows (16 int8 or 32 int4 weights), dequantised in
 // registers and multiplied with the matching activations, which are loaded once per 8 elements
 // and reused for all R rows. INT4 sums each chunk (inside one group) before applying its scale;
-// INT8 applies the row scale once at the end. The first chunks are loaded before pdl_wait():
-// weights do not depend on the kernel before.
+// INT8 applies the row scale once at the end; 16-bit weights (8 per chunk) are only widened.
+// Weight rows must hold whole 16-byte chunks (padded INT rows do; 16-bit rows need k % 8 == 0). The
+// first chunks are loaded before pdl_wait(): weights do not depend on the kernel before.
 template <WKind K, typename T, int R, int MT, bool kVecX>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
     constexpr int kElems = kChunkElems<K>;
@@ -223,6 +227,10 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 for (int r = 0; r < R; ++r) {
                     if constexpr (K == WKind::Int4) {
                         int4x8_to_float(word_of(cur[r], s), wf[r]);
+                    } else if constexpr (K == WKind::F16) {
+#pragma unroll
+                        for (int e = 0; e < 4; ++e)
+                            Act<T>::widen2(word_of(cur[r], e), wf[r] + 2 * e);
                     } else {
                         int8x4_to_float(word_of(cur[r], 2 * s), wf[r]);
                         int8x4_to_float(word_of(cur[r], 2 * s + 1), wf[r] + 4);

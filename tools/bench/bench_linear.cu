@@ -2,7 +2,8 @@
 // bandwidth (weight + activation bytes / time) against the device's measured copy bandwidth,
 // and TFLOP/s, for every weight format, several batch sizes m and the three INT paths (the
 // tensor-core GEMV "gemv-tc", forced at every m, the SIMT GEMV "gemv", and dequantise + cuBLAS
-// "deq+gemm"). Their crossovers are what kGemvMaxM and the tensor-core minimum rows are set from.
+// "deq+gemm"; 16-bit weights: cuBLAS and the SIMT GEMV). Their crossovers are what kGemvMaxM and
+// the tensor-core minimum rows are set from.
 //
 // Build (from the repository root; not part of the CMake build):
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
@@ -201,8 +202,10 @@ int main(int argc, char** argv) {
             }
             const std::size_t wbytes = copies.front().device_bytes();
             for (int m : ms) {
-                for (int path = 0; path < (is_int ? 3 : 1); ++path) {
+                for (int path = 0; path < (is_int ? 3 : 2); ++path) {
                     ctx.gemv_max_m = path < 2 ? (1 << 30) : 0;
+                    ctx.f16_gemv_max_m = !is_int && path == 1 ? (1 << 30) : 0;
+                    ctx.f16_gemv_any_shape = true;
                     ctx.tensor_core_gemv = path == 0;
                     ctx.tensor_core_min_m = path == 0 ? 1 : 0;  // "gemv-tc" at every m
                     const double s =
@@ -211,7 +214,7 @@ int main(int argc, char** argv) {
                              : time_calls(copies, static_cast<const __nv_bfloat16*>(x),
                                           static_cast<__nv_bfloat16*>(y), m, ctx, stream);
                     const double bytes = double(wbytes) + 2.0 * m * (double(k) + n);
-                    const std::string path_name = !is_int     ? "cublas"
+                    const std::string path_name = !is_int     ? (path == 0 ? "cublas" : "gemv")
                                                   : path == 0 ? "gemv-tc"
                                                   : path == 1 ? "gemv"
                                                               : "deq+gemm";
