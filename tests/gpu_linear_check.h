@@ -189,13 +189,14 @@ struct PathCase {
     int gemv_max_m = cuda::kGemvMaxM;
     bool tensor_cores = true;
     int f16_gemv_max_m = cuda::kF16GemvMaxM;
+    int f16_gemv_rows = 0;
 };
 
 /// Every format × activation type × m ∈ {1, 2, 7, 16, 17, 33, 63, 64, 200} × shapes with odd n and
 /// k, k not a multiple of 8, 16 or 128, n = 1, and a long k with few rows (split-K). INT8/INT4 run
 /// on all three paths (GEMV forced with gemv_max_m = 1 << 30, on the tensor cores where the
 /// shape allows and on the SIMT kernel; dequantise + cuBLAS with 0), BF16/FP16 on both of theirs
-/// (the SIMT GEMV forced where k % 8 == 0, and cuBLAS).
+/// (the SIMT GEMV forced where k % 8 == 0, at one row with 4 and 6 rows per warp, and cuBLAS).
 inline std::vector<PathCase> standard_linear_cases() {
     using cuda::WeightFormat;
     struct Shape {
@@ -226,7 +227,8 @@ inline std::vector<PathCase> standard_linear_cases() {
                 c.k = s.k;
                 c.seed = seed++;
                 if (combo.f == WeightFormat::BF16 || combo.f == WeightFormat::FP16) {
-                    out.push_back({c, cuda::kGemvMaxM, true, 1 << 30});
+                    out.push_back({c, cuda::kGemvMaxM, true, 1 << 30, 4});
+                    if (m == 1) out.push_back({c, cuda::kGemvMaxM, true, 1 << 30, 6});
                     out.push_back({c, cuda::kGemvMaxM, true, 0});
                 } else {
                     out.push_back({c, 1 << 30, true});

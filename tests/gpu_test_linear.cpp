@@ -23,6 +23,17 @@ using test::run_linear_case;
 
 namespace {
 
+// " [path]" a case ran on.
+QString path_name(const test::PathCase& pc) {
+    const bool f16 = pc.c.format == WeightFormat::BF16 || pc.c.format == WeightFormat::FP16;
+    if (f16)
+        return pc.f16_gemv_max_m >= pc.c.m
+                   ? QString(" [gemv, simt, %1 rows per warp]").arg(pc.f16_gemv_rows)
+                   : QString(" [cublas]");
+    if (pc.gemv_max_m < pc.c.m) return " [dequant+gemm]";
+    return pc.tensor_cores ? " [gemv, tensor cores]" : " [gemv, simt]";
+}
+
 // Runs `cases` on `ctx`, setting its gemv_max_m per case; returns the failures (at most 12).
 QString failures_of(const std::vector<test::PathCase>& cases, cuda::LinearContext& ctx,
                     int* ran = nullptr) {
@@ -33,20 +44,16 @@ QString failures_of(const std::vector<test::PathCase>& cases, cuda::LinearContex
         ctx.tensor_core_gemv = pc.tensor_cores;
         ctx.f16_gemv_max_m = pc.f16_gemv_max_m;
         ctx.f16_gemv_any_shape = true;  // forced: the cases' shapes are small
+        ctx.f16_gemv_rows = pc.f16_gemv_rows;
         const test::LinearResult r = run_linear_case(pc.c, ctx);
         ++count;
-        const bool f16 = pc.c.format == WeightFormat::BF16 || pc.c.format == WeightFormat::FP16;
-        if (!r.failure.empty())
-            out << QString::fromStdString(r.failure) +
-                       (f16 ? (pc.f16_gemv_max_m >= pc.c.m ? " [gemv, simt]" : " [cublas]")
-                        : pc.gemv_max_m < pc.c.m ? " [dequant+gemm]"
-                        : pc.tensor_cores        ? " [gemv, tensor cores]"
-                                                 : " [gemv, simt]");
+        if (!r.failure.empty()) out << QString::fromStdString(r.failure) + path_name(pc);
     }
     ctx.gemv_max_m = cuda::kGemvMaxM;
     ctx.tensor_core_gemv = true;
     ctx.f16_gemv_max_m = cuda::kF16GemvMaxM;
     ctx.f16_gemv_any_shape = false;
+    ctx.f16_gemv_rows = 0;
     if (ran) *ran = count;
     if (out.size() > 12) {
         const int more = static_cast<int>(out.size()) - 12;
@@ -148,6 +155,12 @@ class TestGpuLinear : public QObject {
         // shape allows, the SIMT GEMV up to kF16GemvMaxM rows, cuBLAS above and for rows that
         // are not whole 16-byte chunks.
         QCOMPARE(cuda::linear_path(b16, x, 1, ctx_), cuda::LinearPath::Cublas);
+        // 96 rows per multiprocessor: one wave of warps with 6 rows each (with 4, one and a half).
+        const int six_n = 96 * ctx_.sm_count;
+        const auto six = cuda::DeviceLinear::upload(
+            std::vector<float>(static_cast<std::size_t>(six_n) * 64, 0.5f), six_n, 64,
+            WeightFormat::BF16);
+        QCOMPARE(cuda::linear_path(six, x, 1, ctx_), cuda::LinearPath::GemvSimt);
         ctx_.f16_gemv_any_shape = true;
         QCOMPARE(cuda::linear_path(b16, x, cuda::kF16GemvMaxM, ctx_), cuda::LinearPath::GemvSimt);
         QCOMPARE(cuda::linear_path(b16, x, cuda::kF16GemvMaxM + 1, ctx_), cuda::LinearPath::Cublas);

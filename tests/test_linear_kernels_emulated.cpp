@@ -1,7 +1,7 @@
 // The CUDA engine's INT8 / INT4 GEMV kernels (engine/cuda/linear_kernels.cuh) run on the CPU by
 // the host emulation (engine/cuda/host_emulation.h) and checked against a reference computed
 // here in double: the SIMT GEMV in every tile shape (m = 1, 2, 3, 5, 8 and 11: rows past a tile;
-// also reading the BF16 / FP16 tiers' 16-bit weights),
+// also reading the BF16 / FP16 tiers' 16-bit weights, with 4 and 6 rows per warp),
 // the tensor-core GEMV with x per warp (m = 1, 2, 8, 9, 16: with and without the upper half of
 // the A tile) and staged in shared memory (m = 17, 33, 64: two and four tiles, rows past m), in
 // one slice and in split-K slices followed by the split-K sum, on bf16 and fp16 activations,
@@ -146,7 +146,7 @@ struct Result {
 // split-K sum, as run_gemv / run_mma_gemv in linear_cuda.cu launch them.
 template <WKind K, typename T>
 std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, int splits,
-                           bool tensor_cores) {
+                           bool tensor_cores, int rows) {
     std::vector<T> y(static_cast<std::size_t>(m) * w.n, to_t<T>(-1.0f));
     std::vector<float> partial(static_cast<std::size_t>(splits) * m * w.n, NAN);
     GemvArgs a = w.args();
@@ -181,11 +181,14 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
     } else {
         a.chunks_per_split = (a.chunks + splits - 1) / splits;
         used = (a.chunks + a.chunks_per_split - 1) / a.chunks_per_split;
-        const GemvShape s = gemv_shape(m);
+        GemvShape s = gemv_shape(m);
+        if (rows > 0 && s.mt == 1) s.r = rows;  // 16-bit weights at one row: 4 or 6
         const dim3 grid((w.n + kWarps * s.r - 1) / (kWarps * s.r), used);
         // 128-bit x loads need whole 8-element groups in every row.
         auto simt = [&]<bool kVecX>() {
-            if (s.mt == 1)
+            if (s.mt == 1 && s.r == 6)
+                emulation::launch(gemv_kernel<K, T, 6, 1, kVecX>, grid, block, a);
+            else if (s.mt == 1)
                 emulation::launch(gemv_kernel<K, T, 4, 1, kVecX>, grid, block, a);
             else if (s.mt == 2)
                 emulation::launch(gemv_kernel<K, T, 4, 2, kVecX>, grid, block, a);
@@ -210,13 +213,14 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
 // Every y against the double reference of the path's weights: |y - ref| within the rounding
 // of y to T plus fp32 summation in another order. Returns the first mismatches.
 template <WKind K, typename T>
-QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed) {
+QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed,
+              int rows = 0) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
     std::vector<T> x(static_cast<std::size_t>(m) * w.k);
     for (T& v : x)
         v = to_t<T>(uni(rng));
-    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores);
+    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, rows);
     QStringList bad;
     for (int i = 0; i < m; ++i) {
         for (int r = 0; r < w.n; ++r) {
@@ -328,6 +332,9 @@ class TestLinearKernelsEmulated : public QObject {
                 failures << check<WKind::F16, __half>(wh, m, splits, false, 80 + m);
             }
         }
+        // ... and 6 rows per warp (24 per block: the second block mostly past n = 37).
+        failures << check<WKind::F16, __nv_bfloat16>(wb, 1, 3, false, 90, 6);
+        failures << check<WKind::F16, __half>(wh, 1, 1, false, 91, 6);
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
     }

@@ -269,17 +269,20 @@ class CudaModelImpl final : public CudaModel {
         const int tokens = std::min({options_.max_step_tokens, 2 * kGemvMaxM + 1,
                                      max_blocks_per_seq_ * options_.block_size - 1});
         if (tokens < 1) return;
-        std::vector<int32_t> ids(tokens + 1, 0), table;
+        std::vector<int32_t> ids(tokens + 1, 0), table, second;
         for (int b = 0; b < (tokens + 1 + options_.block_size - 1) / options_.block_size; ++b) {
             const int block = allocate_block();
             if (block < 0) break;
             table.push_back(block);
         }
+        if (const int block = allocate_block(); block >= 0) second.push_back(block);
         auto release = [&] {
             for (int b : table)
                 free_block(b);
+            for (int b : second)
+                free_block(b);
         };
-        if (static_cast<int>(table.size()) * options_.block_size < tokens + 1) {
+        if (static_cast<int>(table.size()) * options_.block_size < tokens + 1 || second.empty()) {
             release();
             return;  // a KV budget this small has nothing worth warming up
         }
@@ -293,6 +296,15 @@ class CudaModelImpl final : public CudaModel {
             decode.start = tokens;
             decode.block_table = table;
             forward(std::span(&decode, 1));
+            // A decode step of two sequences: the batched decode path's kernels (cuBLAS's
+            // small-m GEMMs for 16-bit weights, which one row no longer reaches) load here, not
+            // in a user's first batch.
+            if (max_seqs_ >= 2 && max_logit_rows_ >= 2) {
+                StepSequence pair[2] = {decode, {}};
+                pair[1].tokens = std::span<const int32_t>(ids).first(1);
+                pair[1].block_table = second;
+                forward(std::span(pair, 2));
+            }
             MTDESK_CUDA_CHECK(cudaStreamSynchronize(stream_));
         } catch (...) {
             release();

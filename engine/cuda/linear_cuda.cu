@@ -126,23 +126,31 @@ int mma_min_m(WeightFormat f) {
     return f == WeightFormat::INT4 ? 2 : 3;
 }
 
-/// 16-bit weights go through the SIMT GEMV (which, unlike cuBLAS, starts under programmatic
-/// dependent launch and fetches its first weights while the previous kernel finishes) for
-/// m <= ctx.f16_gemv_max_m when their rows hold whole 16-byte chunks and, unless
-/// ctx.f16_gemv_any_shape, when its warps with their split-K fill 90-100 % of one wave of 16
-/// per multiprocessor. Measured with bench_linear on an H200 at m = 1 (µs, cuBLAS vs GEMV): one
-/// wave 4096 × 4096 12.6 vs 10.7, 2048 × 6144 10.5 vs 8.4, 2048 × 2048 6.1 vs 4.5, 4096 × 14336
-/// 30.9 vs 30.5; less than a wave 6144 × 4096 14.8 vs 17.8; several 12288 × 2048 15.0 vs 15.8.
-bool use_f16_gemv(const DeviceLinear& w, int m, const LinearContext& ctx, int sm_count) {
-    if (is_int(w.format()) || m > ctx.f16_gemv_max_m || w.k() % 8 != 0) return false;
-    if (ctx.f16_gemv_any_shape) return true;
-    const GemvShape s = gemv_shape(m);
-    const long warps = (static_cast<long>(w.n()) + s.r - 1) / s.r;
+/// Output rows per warp of the SIMT GEMV reading 16-bit weights for m rows of x, or 0 where
+/// cuBLAS is the better choice. The GEMV (which, unlike cuBLAS, starts under programmatic
+/// dependent launch and fetches its first weights while the previous kernel finishes) takes
+/// m <= ctx.f16_gemv_max_m on rows of whole 16-byte chunks, where its warps with their split-K
+/// fill 90-100 % of one wave of 16 per multiprocessor with 4 rows per warp or, failing that
+/// at one row of x, with 6, or where it takes three waves or more (ctx.f16_gemv_rows forces
+/// the rows, ctx.f16_gemv_any_shape every shape). Measured with bench_linear on an H200 at m = 1
+/// (µs, cuBLAS vs GEMV): one wave with 4 rows 4096 × 4096 12.6 vs 10.7, 2048 × 6144 10.5 vs 8.4,
+/// 2048 × 2048 6.1 vs 4.5, 4096 × 14336 30.9 vs 30.5; with 6 rows 12288 × 2048 15.0 vs 12.9 (15.8
+/// with 4), 3072 × 2048 6.1 vs 5.7, 6144 × 4096 14.8 vs 14.8 (17.8 with 4).
+int f16_gemv_rows(const DeviceLinear& w, int m, const LinearContext& ctx, int sm_count) {
+    if (is_int(w.format()) || m > ctx.f16_gemv_max_m || w.k() % 8 != 0) return 0;
+    const int base = gemv_shape(m).r;
+    if (ctx.f16_gemv_rows > 0) return m == 1 ? ctx.f16_gemv_rows : base;
     const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
-    const long used =
-        warps * split_count(w.n(), m, s.r, chunks, sm_count, static_cast<std::size_t>(-1));
     const long wave = 16L * sm_count;
-    return used <= wave && 10 * used >= 9 * wave;
+    auto used = [&](int r) {
+        const long warps = (static_cast<long>(w.n()) + r - 1) / r;
+        return warps * split_count(w.n(), m, r, chunks, sm_count, static_cast<std::size_t>(-1));
+    };
+    for (const int r : {base, m == 1 ? 6 : base})
+        if (used(r) <= wave && 10 * used(r) >= 9 * wave) return r;
+    // Three waves or more: the last one's tail is a small share.
+    if (used(base) >= 3 * wave) return base;
+    return ctx.f16_gemv_any_shape ? base : 0;
 }
 
 bool use_mma_gemv(const DeviceLinear& w, const void* x, int m, const LinearContext& ctx) {
@@ -218,14 +226,17 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
     }
 }
 
+/// `rows`: output rows per warp at one row of x (16-bit weights: 4 or 6, f16_gemv_rows); 0 =
+/// gemv_shape's.
 template <WKind K, typename T>
 void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
-              cudaStream_t stream) {
+              cudaStream_t stream, int rows = 0) {
     GemvArgs a = args_of(w);
     a.x = x;
     a.y = y;
     a.m = m;
-    const GemvShape s = gemv_shape(m);
+    GemvShape s = gemv_shape(m);
+    if (rows > 0 && s.mt == 1) s.r = rows;
     const int splits =
         split_count(a.n, m, s.r, a.chunks, ctx.sm_count, ctx.workspace ? ctx.workspace_bytes : 0);
     a.chunks_per_split = (a.chunks + splits - 1) / splits;
@@ -235,7 +246,11 @@ void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx
     const dim3 grid((a.n + rows_per_block - 1) / rows_per_block, used_splits);
     // 128-bit activation loads need whole, aligned 8-element groups in every row.
     const bool vec_x = a.k % 8 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
-    if (s.mt == 1)
+    bool six_rows = false;  // only 16-bit weights use (and instantiate) 6 rows per warp
+    if constexpr (K == WKind::F16) six_rows = s.mt == 1 && s.r == 6;
+    if (six_rows) {
+        if constexpr (K == WKind::F16) launch_gemv_tile<K, T, 6, 1>(a, vec_x, grid, stream);
+    } else if (s.mt == 1)
         launch_gemv_tile<K, T, 4, 1>(a, vec_x, grid, stream);
     else if (s.mt == 2)
         launch_gemv_tile<K, T, 4, 2>(a, vec_x, grid, stream);
@@ -593,6 +608,7 @@ LinearContext& LinearContext::operator=(LinearContext&& o) noexcept {
         gemv_max_m = o.gemv_max_m;
         f16_gemv_max_m = o.f16_gemv_max_m;
         f16_gemv_any_shape = o.f16_gemv_any_shape;
+        f16_gemv_rows = o.f16_gemv_rows;
         tensor_core_gemv = o.tensor_core_gemv;
         tensor_core_min_m = o.tensor_core_min_m;
         owns_ = std::exchange(o.owns_, false);
@@ -608,12 +624,13 @@ std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m,
     const int sms = current_sm_count();
     LinearContext defaults;
     defaults.f16_gemv_max_m = f16_gemv_max_m;
-    if (!is_int(w.format()) && !use_f16_gemv(w, m, defaults, sms)) return 0;
+    const int f16_rows = f16_gemv_rows(w, m, defaults, sms);
+    if (!is_int(w.format()) && f16_rows == 0) return 0;
     if (is_int(w.format()) && m > gemv_max_m)
         return static_cast<std::size_t>(w.n()) * w.k_padded() * 2;
     const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
-    const int splits =
-        split_count(w.n(), m, gemv_shape(m).r, chunks, sms, static_cast<std::size_t>(-1));
+    const int r = is_int(w.format()) ? gemv_shape(m).r : f16_rows;
+    const int splits = split_count(w.n(), m, r, chunks, sms, static_cast<std::size_t>(-1));
     std::size_t bytes =
         splits > 1 ? static_cast<std::size_t>(splits) * m * w.n() * sizeof(float) : 0;
     if (!is_int(w.format())) return bytes;
@@ -629,7 +646,8 @@ std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m,
 LinearPath linear_path(const DeviceLinear& w, const void* x, int m, LinearContext& ctx) {
     if (!is_int(w.format())) {
         if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
-        return use_f16_gemv(w, m, ctx, ctx.sm_count) ? LinearPath::GemvSimt : LinearPath::Cublas;
+        return f16_gemv_rows(w, m, ctx, ctx.sm_count) > 0 ? LinearPath::GemvSimt
+                                                          : LinearPath::Cublas;
     }
     if (m > ctx.gemv_max_m) return LinearPath::DequantCublas;
     if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
@@ -660,8 +678,8 @@ void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
                             shape(w.n(), w.k()) + " needs " + (kBf16 ? "__half" : "__nv_bfloat16") +
                             " activations");
             if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
-            if (use_f16_gemv(w, m, ctx, ctx.sm_count)) {
-                run_gemv<WKind::F16, T>(w, x, y, m, ctx, stream);
+            if (const int rows = f16_gemv_rows(w, m, ctx, ctx.sm_count); rows > 0) {
+                run_gemv<WKind::F16, T>(w, x, y, m, ctx, stream, rows);
                 return;
             }
             if (ctx.cublas == nullptr) throw Error("linear: the context has no cuBLAS handle");

@@ -8,9 +8,9 @@
 //
 // Paths:
 //  - BF16 / FP16 weights: for m <= ctx.f16_gemv_max_m, on layers whose GEMV grid fills one
-//    wave, the SIMT GEMV below reading 16-bit weights (launched with programmatic dependent
-//    launch, it fetches its first weights while the previous kernel of the step finishes;
-//    cuBLAS's kernels cannot), else cuBLAS (cublasGemmEx, fp32 compute).
+//    wave (with 4 or 6 output rows per warp), the SIMT GEMV below reading 16-bit weights (launched
+//    with programmatic dependent launch, it fetches its first weights while the previous kernel of
+//    the step finishes; cuBLAS's kernels cannot), else cuBLAS (cublasGemmEx, fp32 compute).
 //  - INT8 / INT4, m <= ctx.gemv_max_m ("decode"): this file's weight-only GEMV kernels. Each
 //    weight byte is read from memory once per call with 128-bit loads, dequantised in registers
 //    (byte-permute "magic number" int -> float conversion, no I2F) and multiplied with up to
@@ -161,6 +161,9 @@ struct LinearContext {
     /// path.
     int f16_gemv_max_m = kF16GemvMaxM;
     bool f16_gemv_any_shape = false;
+    /// Output rows per warp of that GEMV at one row of x (4 or 6); 0 = chosen per layer so that
+    /// the grid fills one wave. Tests set it to run both.
+    int f16_gemv_rows = 0;
     /// The GEMV path multiplies on the tensor cores where it can and where that is faster
     /// (sm_80+, k a multiple of 8, 16-byte aligned x, INT4 groups a multiple of 128, m >= 2 for
     /// INT4 and >= 3 for INT8), else with the SIMT kernel. Tests and benchmarks clear it to
