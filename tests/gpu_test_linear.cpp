@@ -161,6 +161,15 @@ class TestGpuLinear : public QObject {
             std::vector<float>(static_cast<std::size_t>(six_n) * 64, 0.5f), six_n, 64,
             WeightFormat::BF16);
         QCOMPARE(cuda::linear_path(six, x, 1, ctx_), cuda::LinearPath::GemvSimt);
+        // Three waves of 4-row warps: the GEMV; two: cuBLAS (with 6 rows, more than one wave).
+        for (const int waves : {3, 2}) {
+            const int n = 64 * waves * ctx_.sm_count;
+            const auto layer = cuda::DeviceLinear::upload(
+                std::vector<float>(static_cast<std::size_t>(n) * 64, 0.5f), n, 64,
+                WeightFormat::BF16);
+            QCOMPARE(cuda::linear_path(layer, x, 1, ctx_),
+                     waves == 3 ? cuda::LinearPath::GemvSimt : cuda::LinearPath::Cublas);
+        }
         ctx_.f16_gemv_any_shape = true;
         QCOMPARE(cuda::linear_path(b16, x, cuda::kF16GemvMaxM, ctx_), cuda::LinearPath::GemvSimt);
         QCOMPARE(cuda::linear_path(b16, x, cuda::kF16GemvMaxM + 1, ctx_), cuda::LinearPath::Cublas);

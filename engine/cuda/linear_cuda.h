@@ -7,8 +7,9 @@
 // __nv_bfloat16 or __half), products accumulated in fp32.
 //
 // Paths:
-//  - BF16 / FP16 weights: for m <= ctx.f16_gemv_max_m, on layers whose GEMV grid fills one
-//    wave (with 4 or 6 output rows per warp), the SIMT GEMV below reading 16-bit weights (launched
+//  - BF16 / FP16 weights: for m <= ctx.f16_gemv_max_m, on layers whose GEMV grid fills whole
+//    waves (one with 4 or 6 output rows per warp, or three and more), the SIMT GEMV below reading
+//    16-bit weights (launched
 //    with programmatic dependent launch, it fetches its first weights while the previous kernel of
 //    the step finishes; cuBLAS's kernels cannot), else cuBLAS (cublasGemmEx, fp32 compute).
 //  - INT8 / INT4, m <= ctx.gemv_max_m ("decode"): this file's weight-only GEMV kernels. Each
@@ -156,13 +157,13 @@ struct LinearContext {
     /// Tests and benchmarks set it to force a path (0: always cuBLAS).
     int gemv_max_m = kGemvMaxM;
     /// BF16/FP16 layers with k % 8 == 0 use the SIMT GEMV for m <= f16_gemv_max_m where its
-    /// grid fills one wave of the device (the shapes where it beats cuBLAS), else cuBLAS. Tests
+    /// grid fills whole waves of the device (the shapes where it beats cuBLAS), else cuBLAS. Tests
     /// and benchmarks set it (0: always cuBLAS) and f16_gemv_any_shape (every shape) to force a
     /// path.
     int f16_gemv_max_m = kF16GemvMaxM;
     bool f16_gemv_any_shape = false;
     /// Output rows per warp of that GEMV at one row of x (4 or 6); 0 = chosen per layer so that
-    /// the grid fills one wave. Tests set it to run both.
+    /// the grid fills whole waves. Tests set it to run both.
     int f16_gemv_rows = 0;
     /// The GEMV path multiplies on the tensor cores where it can and where that is faster
     /// (sm_80+, k a multiple of 8, 16-byte aligned x, INT4 groups a multiple of 128, m >= 2 for

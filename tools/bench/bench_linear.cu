@@ -2,8 +2,9 @@
 // bandwidth (weight + activation bytes / time) against the device's measured copy bandwidth,
 // and TFLOP/s, for every weight format, several batch sizes m and the three INT paths (the
 // tensor-core GEMV "gemv-tc", forced at every m, the SIMT GEMV "gemv", and dequantise + cuBLAS
-// "deq+gemm"; 16-bit weights: cuBLAS and the SIMT GEMV). Their crossovers are what kGemvMaxM and
-// the tensor-core minimum rows are set from.
+// "deq+gemm"; 16-bit weights: cuBLAS and the SIMT GEMV, forced at every shape with the rows per
+// warp the engine would pick). Their crossovers are what kGemvMaxM, kF16GemvMaxM and the
+// tensor-core minimum rows are set from.
 //
 // Build (from the repository root; not part of the CMake build):
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
