@@ -61,14 +61,25 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
                                       const float* sin_table, const int32_t* positions,
                                       const int32_t* slots, KvCacheLayer cache, int heads,
                                       int kv_heads, int d) {
-    pdl_wait();  // see launch_cuda.cuh
-    pdl_launch_dependents();
     __shared__ float v[kMaxHeadDim], cos_v[kMaxHeadDim], sin_v[kMaxHeadDim];
     const int t = blockIdx.x, h = blockIdx.y;
-    // Loads that do not depend on each other are issued together (slot, position, the head
-    // vector, then the rotary factors): at decode this kernel is a chain of memory round trips.
+    // At decode this kernel is a chain of memory round trips. Before pdl_wait() it reads what
+    // is in place before the step's first kernel runs (slot, position, the rotary factors of
+    // the position) while the kernel before it finishes; the head vector comes after.
     const int64_t slot = slots[t];
     const int position = positions[t];
+    const int half = d / 2;
+    if (h < heads + kv_heads) {
+        const float* c_row = cos_table + static_cast<int64_t>(position) * half;
+        const float* s_row = sin_table + static_cast<int64_t>(position) * half;
+        for (int i = threadIdx.x; i < d; i += 32) {  // each lane reads back only its own i
+            const int j = i < half ? i : i - half;
+            cos_v[i] = round_to<T>(c_row[j]);
+            sin_v[i] = round_to<T>(s_row[j]);
+        }
+    }
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
     const int64_t row_width = static_cast<int64_t>(heads + 2 * kv_heads) * d;
     T* src = qkv + t * row_width + static_cast<int64_t>(h) * d;
     const T* b = bias ? bias + static_cast<int64_t>(h) * d : nullptr;
@@ -84,14 +95,6 @@ __global__ void qkv_rope_cache_kernel(T* qkv, const T* bias, const T* q_norm, co
     }
     const bool is_q = h < heads;
     const T* w = is_q ? q_norm : k_norm;
-    const int half = d / 2;
-    const float* c_row = cos_table + static_cast<int64_t>(position) * half;
-    const float* s_row = sin_table + static_cast<int64_t>(position) * half;
-    for (int i = threadIdx.x; i < d; i += 32) {  // each lane reads back only its own i
-        const int j = i < half ? i : i - half;
-        cos_v[i] = round_to<T>(c_row[j]);
-        sin_v[i] = round_to<T>(s_row[j]);
-    }
     if (norm == QkNorm::BeforeRope) head_rms_norm<T>(v, w, d, eps);
     float rotated[kMaxHeadDim / 32];
     int n = 0;
