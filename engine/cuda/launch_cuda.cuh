@@ -6,10 +6,14 @@
 // kernels). At batch 1 a decode step is a chain of a few hundred short kernels, where these
 // gaps are a large share of the time.
 //
-// Contract of a kernel launched with launch(): it calls pdl_wait() before it reads anything an
-// earlier kernel writes and before it writes anything (an earlier kernel may still read it).
-// griddepcontrol.wait returns once the preceding grid has completed and its memory is visible,
-// so the chain stays ordered even when every kernel lets its successor start early.
+// Contract of a kernel launched with launch(): it calls pdl_wait() before it reads anything the
+// kernel before it may write and before it writes anything (an earlier kernel may still read
+// it). griddepcontrol.wait returns once the preceding grid has completed and its memory is
+// visible, so the chain stays ordered even when every kernel lets its successor start early.
+// Every kernel calls pdl_launch_dependents() only after its own pdl_wait(), so a kernel that
+// starts early finds every kernel but the one just before it finished: before its wait it may
+// read what those wrote and what was copied before them (a step's metadata, tables made at load,
+// the KV cache of earlier steps; attention_cuda.cu and rope_cuda.cu do).
 // Reference: CUDA C++ Programming Guide, "Programmatic Dependent Launch and Synchronization";
 // PTX ISA, griddepcontrol.
 
