@@ -33,8 +33,8 @@ constexpr int kKeysPerStep = kPairs <= 2 ? 8 : 4;
 // kernel before it (see attention_partition_kernel).
 constexpr int kPrefetchPositions = 128;
 // ... in launches of up to this many tokens (small decode batches, where the kernel is a chain of
-// memory round trips; at batch 64 the extra requests cost more than they hide: 7B bf16 8,700 →
-// 8,170 tok/s with them, and at 8 they bring nothing).
+// memory round trips; at batch 64 the extra requests cost more than they hide: 7B bf16
+// 8,669-8,709 → 8,144-8,199 tok/s with them, and at 8 they bring nothing).
 constexpr int kPrefetchMaxTokens = 4;
 
 // prefetch.global.L2: a hint that the line holding p will be read soon (nothing on the host
