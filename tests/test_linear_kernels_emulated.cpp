@@ -1,4 +1,5 @@
-// The CUDA engine's INT8 / INT4 GEMV kernels (engine/cuda/linear_kernels.cuh) run on the CPU by
+// The CUDA engine's GEMV kernels (engine/cuda/linear_kernels.cuh: INT8, INT4 and, in the SIMT
+// kernel, the BF16 / FP16 tiers' 16-bit weights) run on the CPU by
 // the host emulation (engine/cuda/host_emulation.h) and checked against a reference computed
 // here in double: the SIMT GEMV in every tile shape (m = 1, 2, 3, 5, 8 and 11: rows past a tile;
 // also reading the BF16 / FP16 tiers' 16-bit weights, with 4 and 6 rows per warp),
