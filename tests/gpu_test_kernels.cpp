@@ -892,8 +892,19 @@ class TestKernels : public QObject {
             }
         cpu::swiglu(gate.data(), up.data(), want.data(), int64_t(want.size()));
         DeviceBuffer dgu = to_device<T>(gu), dout(want.size() * sizeof(T));
-        cuda::swiglu<T>(dgu.as<T>(), dout.as<T>(), rows, inter, nullptr);
-        QVERIFY(rel_error(from_device<T>(dout, want.size()), want) < tolerance<T>());
+        cuda::swiglu<T>(dgu.as<T>(), dout.as<T>(), rows, inter, cuda::GateUp::Halves, nullptr);
+        const std::vector<float> halves = from_device<T>(dout, want.size());
+        QVERIFY(rel_error(halves, want) < tolerance<T>());
+        // The same rows with gate i and up i side by side: the same bits.
+        std::vector<float> pairs(gu.size());
+        for (int r = 0; r < rows; ++r)
+            for (int i = 0; i < inter; ++i) {
+                pairs[size_t(r) * 2 * inter + 2 * i] = gate[size_t(r) * inter + i];
+                pairs[size_t(r) * 2 * inter + 2 * i + 1] = up[size_t(r) * inter + i];
+            }
+        DeviceBuffer dpairs = to_device<T>(pairs);
+        cuda::swiglu<T>(dpairs.as<T>(), dout.as<T>(), rows, inter, cuda::GateUp::Pairs, nullptr);
+        QCOMPARE(from_device<T>(dout, want.size()), halves);
 
         const int vocab = 1000, hidden = 96;
         const auto table = random_values<T>(size_t(vocab) * hidden, rng);

@@ -8,11 +8,14 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_common.h"
 #include "cuda/linear_cuda.h"
+#include "cuda/ops_cuda.h"
 #include "gpu_linear_check.h"
 #include "mtdesk/error.h"
 
@@ -61,6 +64,65 @@ QString failures_of(const std::vector<test::PathCase>& cases, cuda::LinearContex
         out << QString("... and %1 more").arg(more);
     }
     return out.join('\n');
+}
+
+// Random 16-bit values of T (as bits) in [lo, hi).
+std::vector<uint16_t> random_bits(std::size_t count, bool bf16, float lo, float hi, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<uint16_t> v(count);
+    for (uint16_t& b : v)
+        b = bf16 ? test::to_bf16_bits(d(rng)) : fp32_to_fp16_bits(d(rng));
+    return v;
+}
+
+cuda::DeviceBuffer upload_bits(const std::vector<uint16_t>& bits) {
+    cuda::DeviceBuffer b(bits.size() * 2);
+    MTDESK_CUDA_CHECK(cudaMemcpy(b.get(), bits.data(), bits.size() * 2, cudaMemcpyHostToDevice));
+    return b;
+}
+
+std::vector<uint16_t> download_bits(const cuda::DeviceBuffer& b, std::size_t count) {
+    std::vector<uint16_t> v(count);
+    MTDESK_CUDA_CHECK(cudaMemcpy(v.data(), b.get(), count * 2, cudaMemcpyDeviceToHost));
+    return v;
+}
+
+// linear_swiglu and linear_add_rms_norm against linear() followed by swiglu(GateUp::Pairs) and
+// add_rms_norm(), on `ctx`'s path for weight `w` and m rows: the same bits. Returns a failure.
+template <typename T>
+QString compare_fused(const cuda::DeviceLinear& w, int m, cuda::LinearContext& ctx, uint32_t seed) {
+    constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+    const int n = w.n(), k = w.k();
+    const std::size_t ny = std::size_t(m) * n;
+    cuda::DeviceBuffer x = upload_bits(random_bits(std::size_t(m) * k, kBf16, -1, 1, seed));
+    const std::vector<uint16_t> res0 = random_bits(ny, kBf16, -2, 2, seed + 1);
+    cuda::DeviceBuffer norm = upload_bits(random_bits(std::size_t(n), kBf16, 0.5f, 1.5f, seed + 2));
+    cuda::DeviceBuffer y(ny * 2), y2(ny * 2), act(ny), act2(ny), out(ny * 2), out2(ny * 2);
+    cuda::DeviceBuffer res = upload_bits(res0), res2 = upload_bits(res0);
+    const float eps = 1e-6f;
+    cuda::linear<T>(w, x.as<T>(), y.as<T>(), m, ctx, nullptr);
+    cuda::swiglu<T>(y.as<T>(), act.as<T>(), m, n / 2, cuda::GateUp::Pairs, nullptr);
+    cuda::add_rms_norm<T>(res.as<T>(), y.as<T>(), norm.as<T>(), out.as<T>(), m, n, eps, nullptr);
+    cuda::linear_swiglu<T>(w, x.as<T>(), y2.as<T>(), act2.as<T>(), m, ctx, nullptr);
+    cuda::linear_add_rms_norm<T>(w, x.as<T>(), y2.as<T>(), res2.as<T>(), norm.as<T>(), out2.as<T>(),
+                                 m, eps, ctx, nullptr);
+    MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+    const QString name = QString("%1 [%2, %3] m=%4 %5 path %6")
+                             .arg(cuda::format_name(w.format()))
+                             .arg(n)
+                             .arg(k)
+                             .arg(m)
+                             .arg(kBf16 ? "bf16" : "fp16")
+                             .arg(int(cuda::linear_path(w, x.get(), m, ctx)));
+    if (download_bits(act, ny / 2) != download_bits(act2, ny / 2))
+        return name + ": linear_swiglu differs from linear + swiglu";
+    if (download_bits(res, ny) != download_bits(res2, ny))
+        return name + ": linear_add_rms_norm's residual differs";
+    if (download_bits(out, ny) != download_bits(out2, ny))
+        return name + ": linear_add_rms_norm's output differs";
+    if (download_bits(res, ny) == res0) return name + ": the residual was not updated";
+    return {};
 }
 
 }  // namespace
@@ -217,6 +279,51 @@ class TestGpuLinear : public QObject {
                 }
             }
         }
+    }
+
+    // The fused epilogues give the unfused results bit for bit on every path: the SIMT GEMV
+    // with SwiGLU in its store (one k-slice: 8192 rows fill a wave) and in the split-K sum
+    // (2048 rows), the residual add + RMSNorm in the split-K sum, the tensor-core GEMV (its sum;
+    // 80 rows: two slices of x), cuBLAS (16-bit weights at m > 1) and dequantise + cuBLAS
+    // (m = 200), where they run after y. The first case, INT4 [8192, 512] at one row, is also
+    // the one that caught the GEMV's weight loads hoisted out of their guard (load_weights):
+    // its last row ends where nothing else is mapped.
+    void fusedEpilogues() {
+        struct Restore {
+            cuda::LinearContext& ctx;
+            ~Restore() {
+                ctx.tensor_core_gemv = true;
+                ctx.f16_gemv_any_shape = false;
+            }
+        } restore{ctx_};
+        QStringList failures;
+        uint32_t seed = 500;
+        for (const auto [n, k] :
+             {std::pair{8192, 512}, std::pair{2048, 2048}, std::pair{64, 264}}) {
+            std::vector<float> wf(static_cast<std::size_t>(n) * k);
+            std::mt19937 rng(seed++);
+            std::normal_distribution<float> d(0.0f, 0.05f);
+            for (float& v : wf)
+                v = d(rng);
+            for (WeightFormat f :
+                 {WeightFormat::INT4, WeightFormat::INT8, WeightFormat::BF16, WeightFormat::FP16}) {
+                const cuda::DeviceLinear w = cuda::DeviceLinear::upload(wf, n, k, f);
+                for (int m : {1, 2, 7, 33, 80, 200}) {
+                    for (bool tc : {true, false}) {
+                        ctx_.tensor_core_gemv = tc;
+                        ctx_.f16_gemv_any_shape = !tc;  // 16-bit: the GEMV on every shape once
+                        if (f == WeightFormat::FP16)
+                            failures << compare_fused<__half>(w, m, ctx_, seed++);
+                        else
+                            failures << compare_fused<__nv_bfloat16>(w, m, ctx_, seed++);
+                        if (f == WeightFormat::INT4 && m == 2)
+                            failures << compare_fused<__half>(w, m, ctx_, seed++);
+                    }
+                }
+            }
+        }
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
     }
 
     void deviceMemoryAndMoves() {

@@ -6,7 +6,9 @@
 // the tensor-core GEMV with x per warp (m = 1, 2, 8, 9, 16: with and without the upper half of
 // the A tile) and staged in shared memory (m = 17, 33, 64: two and four tiles, rows past m), in
 // one slice and in split-K slices followed by the split-K sum, on bf16 and fp16 activations,
-// with n not a multiple of a block's rows and k not a multiple of the INT4 group or of 16.
+// with n not a multiple of a block's rows and k not a multiple of the INT4 group or of 16; and
+// the fused epilogues (SwiGLU in the GEMV's store and split-K sum, the residual add and RMSNorm in
+// the split-K sum) against the unfused results.
 // This is what the GPU suite gpu_test_linear checks on a device; here it runs in CI, where
 // there is none, and catches a wrong fragment layout, index or split before a GPU run.
 
@@ -143,11 +145,25 @@ struct Result {
     std::vector<float> partial;
 };
 
+// What follows the GEMV in run_kernels: y alone (the split-K sum), or a fused epilogue into
+// `act` (SwiGLU: the SIMT store at one slice, else sum_splits_swiglu_kernel) or into
+// `residual` / `out` (sum_splits_add_rms_norm_kernel, split only).
+template <typename T>
+struct Fused {
+    enum { None, SwiGlu, AddRmsNorm } kind = None;
+    std::vector<T>* act = nullptr;
+    std::vector<T>* residual = nullptr;
+    const std::vector<T>* weight = nullptr;
+    std::vector<T>* out = nullptr;
+    float eps = 1e-6f;
+};
+
 // Runs the path on the emulation with `splits` k-slices (1: y directly) and, when split, the
-// split-K sum, as run_gemv / run_mma_gemv in linear_cuda.cu launch them.
+// split-K sum (or `fused`'s epilogue), as run_gemv / run_mma_gemv in linear_cuda.cu launch
+// them.
 template <WKind K, typename T>
 std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, int splits,
-                           bool tensor_cores, int rows) {
+                           bool tensor_cores, int rows, const Fused<T>& fused = {}) {
     std::vector<T> y(static_cast<std::size_t>(m) * w.n, to_t<T>(-1.0f));
     std::vector<float> partial(static_cast<std::size_t>(splits) * m * w.n, NAN);
     GemvArgs a = w.args();
@@ -155,6 +171,7 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
     a.y = y.data();
     a.m = m;
     a.partial = partial.data();
+    if (fused.kind == Fused<T>::SwiGlu && !tensor_cores) a.act = fused.act->data();
     int used = 1;
     const dim3 block(kWarps * 32);
     if (tensor_cores) {
@@ -203,12 +220,108 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         else
             simt.template operator()<false>();
     }
-    if (used > 1) {
-        const std::size_t count = static_cast<std::size_t>(m) * w.n;
+    const std::size_t count = static_cast<std::size_t>(m) * w.n;
+    if (used > 1 && fused.kind == Fused<T>::SwiGlu) {
+        emulation::launch(sum_splits_swiglu_kernel<T>, dim3(2), dim3(64), partial.data(),
+                          fused.act->data(), used, count / 2);
+    } else if (used > 1 && fused.kind == Fused<T>::AddRmsNorm) {
+        // Chunks of 8 per thread: kV = 1 for n <= 2048, as finish_splits picks.
+        emulation::launch(sum_splits_add_rms_norm_kernel<T, 1>, dim3(m), dim3(kNormThreads),
+                          partial.data(), used, m, w.n, fused.residual->data(),
+                          fused.weight->data(), fused.out->data(), fused.eps);
+    } else if (used > 1) {
         emulation::launch(sum_splits_kernel<T>, dim3(2), dim3(64), partial.data(), y.data(), used,
                           count);
     }
     return y;
+}
+
+// The GEMV with SwiGLU fused (K's SIMT kernel at one and three slices, and the tensor-core
+// kernel's split sum) against the unfused y of the same kernels: act[r, j] =
+// T(T(silu(y[r, 2j])) · y[r, 2j + 1]) exactly (the same expf on the host). Returns failures.
+template <WKind K, typename T>
+QString check_swiglu(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+    std::vector<T> x(static_cast<std::size_t>(m) * w.k);
+    for (T& v : x)
+        v = to_t<T>(uni(rng));
+    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, 0);
+    std::vector<T> act(static_cast<std::size_t>(m) * w.n / 2, to_t<T>(-7.0f));
+    Fused<T> f;
+    f.kind = Fused<T>::SwiGlu;
+    f.act = &act;
+    run_kernels<K, T>(w, x, m, splits, tensor_cores, 0, f);
+    for (std::size_t i = 0; i < act.size(); ++i) {
+        const float g = from_t<T>(y[2 * i]), up = from_t<T>(y[2 * i + 1]);
+        const float silu = from_t<T>(to_t<T>(g / (1.0f + std::exp(-g))));
+        const float want = from_t<T>(to_t<T>(silu * up));
+        if (from_t<T>(act[i]) != want)
+            return QString("swiglu m=%1 splits=%2 %3: act[%4] = %5, want %6")
+                .arg(m)
+                .arg(splits)
+                .arg(tensor_cores ? "tensor cores" : "simt")
+                .arg(i)
+                .arg(from_t<T>(act[i]))
+                .arg(want);
+    }
+    return {};
+}
+
+// The split GEMV with the residual add and RMSNorm fused into its sum against the unfused y:
+// residual = T(residual + y) exactly; out = T(weight · T(residual · rsqrt(mean + eps))) within
+// one unit of T's last place (the kernel sums the squares in another order than here).
+template <WKind K, typename T>
+QString check_add_rms_norm(const HostWeight& w, int m, int splits, bool tensor_cores,
+                           uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+    std::vector<T> x(static_cast<std::size_t>(m) * w.k), residual(std::size_t(m) * w.n),
+        weight(std::size_t(w.n));
+    for (T& v : x)
+        v = to_t<T>(uni(rng));
+    for (T& v : residual)
+        v = to_t<T>(uni(rng));
+    for (T& v : weight)
+        v = to_t<T>(1.0f + 0.5f * uni(rng));
+    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, 0);
+    std::vector<T> res = residual, out(residual.size(), to_t<T>(-7.0f));
+    Fused<T> f;
+    f.kind = Fused<T>::AddRmsNorm;
+    f.residual = &res;
+    f.weight = &weight;
+    f.out = &out;
+    run_kernels<K, T>(w, x, m, splits, tensor_cores, 0, f);
+    const double ulp = std::is_same_v<T, __nv_bfloat16> ? 1.0 / 128 : 1.0 / 1024;
+    for (int r = 0; r < m; ++r) {
+        double ss = 0;
+        std::vector<float> v(std::size_t(w.n));
+        for (int c = 0; c < w.n; ++c) {
+            const std::size_t i = std::size_t(r) * w.n + c;
+            v[c] = from_t<T>(to_t<T>(from_t<T>(residual[i]) + from_t<T>(y[i])));
+            ss += double(v[c]) * v[c];
+            if (from_t<T>(res[i]) != v[c])
+                return QString("add_rms_norm m=%1: residual[%2] = %3, want %4")
+                    .arg(m)
+                    .arg(i)
+                    .arg(from_t<T>(res[i]))
+                    .arg(v[c]);
+        }
+        const double inv = 1.0 / std::sqrt(ss / w.n + f.eps);
+        for (int c = 0; c < w.n; ++c) {
+            const std::size_t i = std::size_t(r) * w.n + c;
+            const double want = from_t<T>(weight[c]) * (v[c] * inv);
+            const double got = from_t<T>(out[i]);
+            if (!(std::fabs(got - want) <= ulp * std::fabs(want) + 1e-6))
+                return QString("add_rms_norm m=%1 splits=%2: out[%3] = %4, want %5")
+                    .arg(m)
+                    .arg(splits)
+                    .arg(i)
+                    .arg(got)
+                    .arg(want);
+        }
+    }
+    return {};
 }
 
 // Every y against the double reference of the path's weights: |y - ref| within the rounding
@@ -357,6 +470,30 @@ class TestLinearKernelsEmulated : public QObject {
         failures << check<WKind::Int4, __half>(w4, 9, 2, true, 60);
         failures << check<WKind::Int4, __half>(w4, 33, 1, true, 61);
         failures << check<WKind::Int8, __half>(w8, 17, 2, true, 62);
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // linear_swiglu / linear_add_rms_norm's kernels: SwiGLU in the SIMT GEMV's store and in the
+    // split-K sum; the residual add and RMSNorm in the split-K sum (n = 40 and 136: whole
+    // 8-element chunks, one per thread and threads past n / 8).
+    void fusedEpilogues() {
+        const HostWeight w4 = make_weight(WKind::Int4, 40, 300, 8);
+        const HostWeight w8 = make_weight(WKind::Int8, 40, 200, 9);
+        const HostWeight wb = make_f16_weight<__nv_bfloat16>(40, 200, 10);
+        const HostWeight wt = make_weight(WKind::Int4, 136, 968, 11);
+        QStringList failures;
+        for (int m : {1, 2, 5}) {
+            for (int splits : {1, 3}) {
+                failures << check_swiglu<WKind::Int4, __nv_bfloat16>(w4, m, splits, false, m);
+                failures << check_swiglu<WKind::Int8, __half>(w8, m, splits, false, 10 + m);
+                failures << check_swiglu<WKind::F16, __nv_bfloat16>(wb, m, splits, false, 20 + m);
+            }
+            failures << check_add_rms_norm<WKind::Int4, __nv_bfloat16>(w4, m, 3, false, 30 + m);
+            failures << check_add_rms_norm<WKind::Int8, __half>(w8, m, 2, false, 40 + m);
+        }
+        failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wt, 9, 2, true, 50);
+        failures << check_add_rms_norm<WKind::Int4, __half>(wt, 17, 2, true, 51);
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
     }

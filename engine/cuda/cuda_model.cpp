@@ -469,13 +469,44 @@ class CudaModelImpl final : public CudaModel {
         return w;
     }
 
+    /// Rows of a gate|up matrix (v: n rows of equal length, the gate rows then the up rows)
+    /// put in pairs, gate j and up j at rows 2j and 2j + 1 (GateUp::Pairs, what
+    /// linear_swiglu() reads). Applies to weights, INT8 codes and scales and INT4 codes and
+    /// group scales alike: quantisation is per row.
+    template <typename E>
+    static void pair_gate_up_rows(std::vector<E>& v, int n) {
+        const std::size_t len = v.size() / static_cast<std::size_t>(n), half = n / 2;
+        std::vector<E> out(v.size());
+        for (std::size_t j = 0; j < half; ++j) {
+            std::copy_n(v.begin() + j * len, len, out.begin() + 2 * j * len);
+            std::copy_n(v.begin() + (half + j) * len, len, out.begin() + (2 * j + 1) * len);
+        }
+        v = std::move(out);
+    }
+
+    static QuantizedTensor paired(QuantizedTensor q) {
+        std::visit(
+            [](auto& t) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(t)>, QuantizedInt8>)
+                    pair_gate_up_rows(t.q, t.n);
+                else
+                    pair_gate_up_rows(t.packed, t.n);
+                pair_gate_up_rows(t.scales, t.n);
+            },
+            q);
+        return q;
+    }
+
     /// One device linear layer from the concatenated rows of the named tensors (each
-    /// [rows, k]; Q/K/V and gate/up are fused this way). 16-bit tiers whose checkpoint has the
+    /// [rows, k]; Q/K/V and gate/up are fused this way; `gate_up_pairs` then orders gate and
+    /// up rows in pairs, pair_gate_up_rows). 16-bit tiers whose checkpoint has the
     /// same dtype upload the stored bits as they are; INT tiers go through the on-disk cache of
     /// quantised weights (a second load reads the quantised tensor and never converts the
-    /// checkpoint). `name` identifies the layer in the cache.
+    /// checkpoint; the cache keeps the checkpoint's row order). `name` identifies the layer in
+    /// the cache.
     DeviceLinear linear_of(const TensorSet& ts, const std::string& name,
-                           const std::vector<std::string>& tensors, int k) {
+                           const std::vector<std::string>& tensors, int k,
+                           bool gate_up_pairs = false) {
         int n = 0;
         bool same_dtype = true;
         const WeightFormat format = weight_format(options_.tier);
@@ -494,6 +525,7 @@ class CudaModelImpl final : public CudaModel {
                 std::memcpy(bits.data() + at, v.data, v.nbytes);
                 at += v.nbytes / sizeof(uint16_t);
             }
+            if (gate_up_pairs) pair_gate_up_rows(bits, n);
             d = DeviceLinear::upload_16bit(bits, n, k, format);
         } else if (cache_ && (format == WeightFormat::INT8 || format == WeightFormat::INT4)) {
             const QuantizedTensor q = cache_->load_or_make(cache_key_, name, [&]() {
@@ -501,20 +533,24 @@ class CudaModelImpl final : public CudaModel {
                 return format == WeightFormat::INT8 ? QuantizedTensor(quantize_int8(w, n, k))
                                                     : QuantizedTensor(quantize_int4(w, n, k));
             });
-            d = DeviceLinear::upload(q);
+            d = DeviceLinear::upload(gate_up_pairs ? paired(q) : q);
         } else {
-            d = DeviceLinear::upload(rows_fp32(ts, tensors), n, k, format);
+            std::vector<float> w = rows_fp32(ts, tensors);
+            if (gate_up_pairs) pair_gate_up_rows(w, n);
+            d = DeviceLinear::upload(w, n, k, format);
         }
         memory_.weights += d.device_bytes();
         return d;
     }
 
-    DeviceBuffer bias_of(const TensorSet& ts, const std::vector<std::string>& names) {
+    DeviceBuffer bias_of(const TensorSet& ts, const std::vector<std::string>& names,
+                         bool gate_up_pairs = false) {
         std::vector<float> b;
         for (const auto& n : names) {
             const std::vector<float> v = host(ts, n);
             b.insert(b.end(), v.begin(), v.end());
         }
+        if (gate_up_pairs) pair_gate_up_rows(b, static_cast<int>(b.size()));
         DeviceBuffer d = upload_16<T>(b);
         memory_.weights += d.bytes();
         return d;
@@ -572,11 +608,13 @@ class CudaModelImpl final : public CudaModel {
                 L.k_norm = norm(
                     ts, p + (hy ? "self_attn.key_layernorm.weight" : "self_attn.k_norm.weight"));
             }
-            L.gate_up = linear_of(ts, p + "gate_up",
-                                  {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, hidden);
+            L.gate_up =
+                linear_of(ts, p + "gate_up", {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"},
+                          hidden, true);
             L.down = linear_of(ts, p + "down_proj", {p + "mlp.down_proj.weight"}, inter);
             if (c.mlp_bias) {
-                L.gate_up_bias = bias_of(ts, {p + "mlp.gate_proj.bias", p + "mlp.up_proj.bias"});
+                L.gate_up_bias =
+                    bias_of(ts, {p + "mlp.gate_proj.bias", p + "mlp.up_proj.bias"}, true);
                 L.down_bias = bias_of(ts, {p + "mlp.down_proj.bias"});
             }
             layers_.push_back(std::move(L));
@@ -773,18 +811,33 @@ class CudaModelImpl final : public CudaModel {
                 d_positions, attn, total, heads, kvh, hd, options_.block_size, attn_scale_,
                 max_context, split_kv_, stream_, AttentionSplit::Auto,
                 prefill_chunks ? AttentionPrefill::TensorCores : AttentionPrefill::Off);
-            linear<T>(L.o, attn, tmp, total, ctx_, stream_);
-            if (L.o_bias.get()) add_bias<T>(tmp, L.o_bias.as<T>(), total, hidden, stream_);
-            add_rms_norm<T>(x, tmp, L.post_norm.as<T>(), h, total, hidden, eps, stream_);
-            linear<T>(L.gate_up, h, gu, total, ctx_, stream_);
-            if (L.gate_up_bias.get())
+            // Output layers: the residual add and the next norm fused into the layer where its
+            // path allows (linear_add_rms_norm); a bias comes between them otherwise.
+            if (L.o_bias.get()) {
+                linear<T>(L.o, attn, tmp, total, ctx_, stream_);
+                add_bias<T>(tmp, L.o_bias.as<T>(), total, hidden, stream_);
+                add_rms_norm<T>(x, tmp, L.post_norm.as<T>(), h, total, hidden, eps, stream_);
+            } else {
+                linear_add_rms_norm<T>(L.o, attn, tmp, x, L.post_norm.as<T>(), h, total, eps, ctx_,
+                                       stream_);
+            }
+            // gate|up rows come in pairs (load_weights): SwiGLU fused into the layer.
+            if (L.gate_up_bias.get()) {
+                linear<T>(L.gate_up, h, gu, total, ctx_, stream_);
                 add_bias<T>(gu, L.gate_up_bias.as<T>(), total, 2 * inter, stream_);
-            swiglu<T>(gu, act, total, inter, stream_);
-            linear<T>(L.down, act, tmp, total, ctx_, stream_);
-            if (L.down_bias.get()) add_bias<T>(tmp, L.down_bias.as<T>(), total, hidden, stream_);
+                swiglu<T>(gu, act, total, inter, GateUp::Pairs, stream_);
+            } else {
+                linear_swiglu<T>(L.gate_up, h, gu, act, total, ctx_, stream_);
+            }
             const T* next =
                 l + 1 < layers_.size() ? layers_[l + 1].input_norm.as<T>() : final_norm_.as<T>();
-            add_rms_norm<T>(x, tmp, next, h, total, hidden, eps, stream_);
+            if (L.down_bias.get()) {
+                linear<T>(L.down, act, tmp, total, ctx_, stream_);
+                add_bias<T>(tmp, L.down_bias.as<T>(), total, hidden, stream_);
+                add_rms_norm<T>(x, tmp, next, h, total, hidden, eps, stream_);
+            } else {
+                linear_add_rms_norm<T>(L.down, act, tmp, x, next, h, total, eps, ctx_, stream_);
+            }
         }
         if (layers_.empty()) rms_norm<T>(x, final_norm_.as<T>(), h, total, hidden, eps, stream_);
     }

@@ -34,6 +34,14 @@ __device__ __forceinline__ float round_to(float v) {
     return to_f32<T>(from_f32<T>(v));
 }
 
+/// SwiGLU of one gate/up pair holding T values (as fp32): T(T(silu(gate)) · up), with
+/// transformers' 16-bit rounding (the activation is rounded to T before the product).
+template <typename T>
+__device__ __forceinline__ T swiglu_of(float gate, float up) {
+    const float act = round_to<T>(gate / (1.0f + __expf(-gate)));
+    return from_f32<T>(act * up);
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);

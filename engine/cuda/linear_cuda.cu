@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda/linear_kernels.cuh"
+#include "cuda/ops_cuda.h"
 #include "mtdesk/error.h"
 
 namespace mtdesk::cuda {
@@ -101,6 +102,85 @@ void sum_splits(const float* partial, T* y, int splits, std::size_t count, cudaS
     const int blocks = static_cast<int>(std::min<std::size_t>((count + 255) / 256, 4096));
     launch(sum_splits_kernel<T>, dim3(blocks), dim3(256), 0, stream, partial, y, splits, count);
     check_cuda(cudaGetLastError(), "split-K sum kernel launch");
+}
+
+/// What follows a layer's product y in linear_swiglu() / linear_add_rms_norm(): fused into
+/// the GEMV's store or split-K sum where the path has one, else run on y afterwards.
+struct Epilogue {
+    enum class Kind { None, SwiGlu, AddRmsNorm };
+    Kind kind = Kind::None;
+    void* act = nullptr;           ///< SwiGlu: [m, n / 2]
+    void* residual = nullptr;      ///< AddRmsNorm: [m, n], updated in place
+    const void* weight = nullptr;  ///< AddRmsNorm: the norm's weight [n]
+    void* out = nullptr;           ///< AddRmsNorm: [m, n]
+    float eps = 0.0f;
+
+    /// The same epilogue for the rows from m0 on of a layer of n outputs.
+    template <typename T>
+    Epilogue from_row(int m0, int n) const {
+        Epilogue e = *this;
+        if (act) e.act = static_cast<T*>(act) + static_cast<std::size_t>(m0) * (n / 2);
+        if (residual) e.residual = static_cast<T*>(residual) + static_cast<std::size_t>(m0) * n;
+        if (out) e.out = static_cast<T*>(out) + static_cast<std::size_t>(m0) * n;
+        return e;
+    }
+};
+
+/// Runs `e` on a finished y [m, n] as separate kernels (ops_cuda.h).
+template <typename T>
+void finish_unfused(const Epilogue& e, const T* y, int m, int n, cudaStream_t stream) {
+    switch (e.kind) {
+        case Epilogue::Kind::None:
+            return;
+        case Epilogue::Kind::SwiGlu:
+            swiglu<T>(y, static_cast<T*>(e.act), m, n / 2, GateUp::Pairs, stream);
+            return;
+        case Epilogue::Kind::AddRmsNorm:
+            add_rms_norm<T>(static_cast<T*>(e.residual), y, static_cast<const T*>(e.weight),
+                            static_cast<T*>(e.out), m, n, e.eps, stream);
+            return;
+    }
+}
+
+bool aligned16(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+/// Splits up to which the residual add and RMSNorm go into the split-K sum. Its one block per
+/// row reads every split of the row: at a batch of 8 the 7B layers' tensor-core GEMV splits 16
+/// ways, and that block took longer than the separate sum (spread over the GPU) and norm
+/// (7B int4 batch 8 2,447-2,484 -> 2,370-2,384 tok/s); at one row the SIMT GEMV splits 2-4 ways.
+constexpr int kNormMaxSplits = 4;
+
+/// Sums the split-K partials [splits, m, n] into y, or straight into `e`'s outputs where a
+/// fused kernel does both (SwiGLU always; the residual add and RMSNorm up to kNormMaxSplits
+/// splits, for rows of whole 16-byte chunks up to 8 · 4 · kNormThreads elements, as
+/// add_rms_norm()'s register kernel).
+template <typename T>
+void finish_splits(const float* partial, T* y, int splits, int m, int n, const Epilogue& e,
+                   cudaStream_t stream) {
+    const std::size_t count = static_cast<std::size_t>(m) * n;
+    if (e.kind == Epilogue::Kind::SwiGlu) {
+        const int blocks = static_cast<int>(std::min<std::size_t>((count / 2 + 255) / 256, 4096));
+        launch(sum_splits_swiglu_kernel<T>, dim3(blocks), dim3(256), 0, stream, partial,
+               static_cast<T*>(e.act), splits, count / 2);
+        check_cuda(cudaGetLastError(), "split-K sum + SwiGLU kernel launch");
+        return;
+    }
+    const int per_thread = (n / 8 + kNormThreads - 1) / kNormThreads;
+    if (e.kind == Epilogue::Kind::AddRmsNorm && splits <= kNormMaxSplits && n % 8 == 0 &&
+        per_thread <= 4 && aligned16(e.residual) && aligned16(e.weight) && aligned16(e.out)) {
+        auto kernel = per_thread == 1   ? sum_splits_add_rms_norm_kernel<T, 1>
+                      : per_thread == 2 ? sum_splits_add_rms_norm_kernel<T, 2>
+                                        : sum_splits_add_rms_norm_kernel<T, 4>;
+        launch(kernel, dim3(m), dim3(kNormThreads), 0, stream, partial, splits, m, n,
+               static_cast<T*>(e.residual), static_cast<const T*>(e.weight), static_cast<T*>(e.out),
+               e.eps);
+        check_cuda(cudaGetLastError(), "split-K sum + RMSNorm kernel launch");
+        return;
+    }
+    sum_splits(partial, y, splits, count, stream);
+    finish_unfused(e, y, m, n, stream);
 }
 
 template <WKind K, typename T, int R, int MT>
@@ -195,7 +275,7 @@ void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream
 
 template <WKind K, typename T>
 void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, const Epilogue& e) {
     for (int m0 = 0; m0 < m; m0 += kMmaMaxM) {
         const int mm = std::min(kMmaMaxM, m - m0);
         const int kn = mma_tiles_n(mm);
@@ -220,9 +300,12 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
         else
             launch_mma<K, T, 4, 4>(a, true, grid, stream);
         check_cuda(cudaGetLastError(), "tensor-core GEMV kernel launch");
+        const Epilogue slice = e.from_row<T>(m0, a.g.n);
         if (used_splits > 1)
-            sum_splits(a.g.partial, static_cast<T*>(a.g.y), used_splits,
-                       static_cast<std::size_t>(mm) * a.g.n, stream);
+            finish_splits(a.g.partial, static_cast<T*>(a.g.y), used_splits, mm, a.g.n, slice,
+                          stream);
+        else
+            finish_unfused(slice, static_cast<T*>(a.g.y), mm, a.g.n, stream);
     }
 }
 
@@ -230,7 +313,7 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
 /// gemv_shape's.
 template <WKind K, typename T>
 void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
-              cudaStream_t stream, int rows = 0) {
+              cudaStream_t stream, const Epilogue& e, int rows = 0) {
     GemvArgs a = args_of(w);
     a.x = x;
     a.y = y;
@@ -242,6 +325,9 @@ void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx
     a.chunks_per_split = (a.chunks + splits - 1) / splits;
     const int used_splits = (a.chunks + a.chunks_per_split - 1) / a.chunks_per_split;
     a.partial = static_cast<float*>(ctx.workspace);
+    // One slice: the kernel applies SwiGLU as it stores (every shape has an even rows per warp).
+    const bool fused_store = e.kind == Epilogue::Kind::SwiGlu && used_splits == 1;
+    a.act = fused_store ? e.act : nullptr;
     const int rows_per_block = kWarps * s.r;
     const dim3 grid((a.n + rows_per_block - 1) / rows_per_block, used_splits);
     // 128-bit activation loads need whole, aligned 8-element groups in every row.
@@ -260,7 +346,9 @@ void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx
         launch_gemv_tile<K, T, 2, 8>(a, vec_x, grid, stream);
     check_cuda(cudaGetLastError(), "GEMV kernel launch");
     if (used_splits > 1)
-        sum_splits(a.partial, y, used_splits, static_cast<std::size_t>(m) * a.n, stream);
+        finish_splits(a.partial, y, used_splits, m, a.n, e, stream);
+    else if (!fused_store)
+        finish_unfused(e, y, m, a.n, stream);
 }
 
 template <typename T>
@@ -655,9 +743,11 @@ LinearPath linear_path(const DeviceLinear& w, const void* x, int m, LinearContex
     return use_mma_gemv(w, x, m, ctx) ? LinearPath::GemvTensorCores : LinearPath::GemvSimt;
 }
 
+namespace {
+
 template <typename T>
-void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
-            cudaStream_t stream) {
+void linear_impl(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
+                 cudaStream_t stream, const Epilogue& e) {
     static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
     constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
     if (w.n() == 0) throw Error("linear: the weight is empty");
@@ -679,34 +769,79 @@ void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
                             " activations");
             if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
             if (const int rows = f16_gemv_rows(w, m, ctx, ctx.sm_count); rows > 0) {
-                run_gemv<WKind::F16, T>(w, x, y, m, ctx, stream, rows);
+                run_gemv<WKind::F16, T>(w, x, y, m, ctx, stream, e, rows);
                 return;
             }
             if (ctx.cublas == nullptr) throw Error("linear: the context has no cuBLAS handle");
             gemm<T>(ctx, stream, w.data(), w.k(), w.n(), x, m, w.k(), y, w.n());
+            finish_unfused(e, y, m, w.n(), stream);
             return;
         case WeightFormat::INT8:
             if (mma)
-                run_mma_gemv<WKind::Int8, T>(w, x, y, m, ctx, stream);
+                run_mma_gemv<WKind::Int8, T>(w, x, y, m, ctx, stream, e);
             else if (gemv)
-                run_gemv<WKind::Int8, T>(w, x, y, m, ctx, stream);
-            else
+                run_gemv<WKind::Int8, T>(w, x, y, m, ctx, stream, e);
+            else {
                 run_dequant_gemm<false, T>(w, x, y, m, ctx, stream);
+                finish_unfused(e, y, m, w.n(), stream);
+            }
             return;
         case WeightFormat::INT4:
             if (mma)
-                run_mma_gemv<WKind::Int4, T>(w, x, y, m, ctx, stream);
+                run_mma_gemv<WKind::Int4, T>(w, x, y, m, ctx, stream, e);
             else if (gemv)
-                run_gemv<WKind::Int4, T>(w, x, y, m, ctx, stream);
-            else
+                run_gemv<WKind::Int4, T>(w, x, y, m, ctx, stream, e);
+            else {
                 run_dequant_gemm<true, T>(w, x, y, m, ctx, stream);
+                finish_unfused(e, y, m, w.n(), stream);
+            }
             return;
     }
 }
 
-template void linear<__nv_bfloat16>(const DeviceLinear&, const __nv_bfloat16*, __nv_bfloat16*, int,
-                                    LinearContext&, cudaStream_t);
-template void linear<__half>(const DeviceLinear&, const __half*, __half*, int, LinearContext&,
-                             cudaStream_t);
+}  // namespace
+
+template <typename T>
+void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
+            cudaStream_t stream) {
+    linear_impl<T>(w, x, y, m, ctx, stream, Epilogue{});
+}
+
+template <typename T>
+void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, LinearContext& ctx,
+                   cudaStream_t stream) {
+    if (w.n() % 2 != 0)
+        throw Error("linear_swiglu: the weight " + shape(w.n(), w.k()) +
+                    " has an odd number of rows (gate / up pairs expected)");
+    if (act == nullptr && m > 0) throw Error("linear_swiglu: null act");
+    Epilogue e;
+    e.kind = Epilogue::Kind::SwiGlu;
+    e.act = act;
+    linear_impl<T>(w, x, y, m, ctx, stream, e);
+}
+
+template <typename T>
+void linear_add_rms_norm(const DeviceLinear& w, const T* x, T* y, T* residual, const T* norm_weight,
+                         T* out, int m, float eps, LinearContext& ctx, cudaStream_t stream) {
+    if (m > 0 && (residual == nullptr || norm_weight == nullptr || out == nullptr))
+        throw Error("linear_add_rms_norm: null residual, norm weight or output");
+    Epilogue e;
+    e.kind = Epilogue::Kind::AddRmsNorm;
+    e.residual = residual;
+    e.weight = norm_weight;
+    e.out = out;
+    e.eps = eps;
+    linear_impl<T>(w, x, y, m, ctx, stream, e);
+}
+
+#define INSTANTIATE(T)                                                                             \
+    template void linear<T>(const DeviceLinear&, const T*, T*, int, LinearContext&, cudaStream_t); \
+    template void linear_swiglu<T>(const DeviceLinear&, const T*, T*, T*, int, LinearContext&,     \
+                                   cudaStream_t);                                                  \
+    template void linear_add_rms_norm<T>(const DeviceLinear&, const T*, T*, T*, const T*, T*, int, \
+                                         float, LinearContext&, cudaStream_t)
+INSTANTIATE(__nv_bfloat16);
+INSTANTIATE(__half);
+#undef INSTANTIATE
 
 }  // namespace mtdesk::cuda

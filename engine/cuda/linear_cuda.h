@@ -40,6 +40,11 @@
 //    2j+1 high; rows of k_padded / 2 bytes, k_padded a multiple of the group), fp16 scales
 //    [n, k_padded / group]. The group must be a multiple of 32 (one 16-byte load never spans
 //    two groups).
+// Fused epilogues: linear_swiglu() and linear_add_rms_norm() run what follows the MLP's gate|up
+// layer and the attention / MLP output layers in the GEMV's store or split-K sum, saving a
+// kernel (and a round trip of y through memory) per layer at small batch, where a decode step
+// is a chain of short kernels.
+//
 // Dequantised values are q · scale in fp32 with the fp16 scale widened exactly, so they equal
 // the CPU's dequantize() bit for bit; the GPU sums in a different order, and the prefill path
 // rounds the dequantised weight to T before the GEMM.
@@ -226,9 +231,36 @@ template <typename T>
 void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
             cudaStream_t stream);
 
-extern template void linear<__nv_bfloat16>(const DeviceLinear&, const __nv_bfloat16*,
-                                           __nv_bfloat16*, int, LinearContext&, cudaStream_t);
-extern template void linear<__half>(const DeviceLinear&, const __half*, __half*, int,
-                                    LinearContext&, cudaStream_t);
+/// act [m, n / 2] = SwiGLU of y = x · Wᵀ for a gate|up weight whose rows come in pairs (gate
+/// row j at 2j, up row j at 2j + 1; GateUp::Pairs in ops_cuda.h): act[r, j] = T(T(silu(g)) · u)
+/// with g = T(y[r, 2j]), u = T(y[r, 2j + 1]): linear() then swiglu(..., GateUp::Pairs), bit for
+/// bit. The GEMV paths apply it as they store (one k-slice) or in the split-K sum, so y is never
+/// written at one row of x; the other paths write y (scratch, [m, n]) and run the SwiGLU kernel.
+/// Throws like linear(), and for an odd n or a null act.
+template <typename T>
+void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, LinearContext& ctx,
+                   cudaStream_t stream);
+
+/// The layer, the residual add and the RMSNorm after it: y = x · Wᵀ [m, n], residual [m, n] =
+/// T(residual + T(y)), out [m, n] = rms_norm(residual) with `norm_weight` [n] and `eps`:
+/// linear() then add_rms_norm() (ops_cuda.h), bit for bit. Where a GEMV path splits k, its
+/// split-K sum does the add and the norm too (one kernel instead of two, for rows of whole
+/// 16-byte chunks up to 8192 elements and 16-byte aligned residual, weight and out); otherwise y
+/// (scratch) is written and add_rms_norm() follows. out must not overlap residual or x. Throws
+/// like linear(), and for null residual, norm_weight or out.
+template <typename T>
+void linear_add_rms_norm(const DeviceLinear& w, const T* x, T* y, T* residual, const T* norm_weight,
+                         T* out, int m, float eps, LinearContext& ctx, cudaStream_t stream);
+
+#define MTDESK_LINEAR_EXTERN(T)                                                                  \
+    extern template void linear<T>(const DeviceLinear&, const T*, T*, int, LinearContext&,       \
+                                   cudaStream_t);                                                \
+    extern template void linear_swiglu<T>(const DeviceLinear&, const T*, T*, T*, int,            \
+                                          LinearContext&, cudaStream_t);                         \
+    extern template void linear_add_rms_norm<T>(const DeviceLinear&, const T*, T*, T*, const T*, \
+                                                T*, int, float, LinearContext&, cudaStream_t)
+MTDESK_LINEAR_EXTERN(__nv_bfloat16);
+MTDESK_LINEAR_EXTERN(__half);
+#undef MTDESK_LINEAR_EXTERN
 
 }  // namespace mtdesk::cuda

@@ -1,6 +1,7 @@
 #pragma once
 // The kernels of linear_cuda.cu and the launch-shape rules they are tuned with: weight-only
-// GEMV (INT8/INT4 decode), the split-K sum, and dequantisation to 16-bit (INT8/INT4 prefill).
+// GEMV (INT8/INT4 decode), the split-K sum (alone, or fused with SwiGLU or with the residual add
+// and RMSNorm that follow a layer), and dequantisation to 16-bit (INT8/INT4 prefill).
 // Private to linear_cuda.cu; a separate header so that the kernels can also be run by the
 // host-side emulation (host_emulation.h, MTDESK_CUDA_HOST_EMULATION) to check them without a GPU.
 //
@@ -16,6 +17,8 @@
 #include <type_traits>
 
 #include "cuda/launch_cuda.cuh"  // with MTDESK_CUDA_HOST_EMULATION, also the emulation
+// (first: the emulation's built-ins must precede the helpers below)
+#include "cuda/dtype_cuda.cuh"
 
 namespace mtdesk::cuda::detail {
 
@@ -29,8 +32,8 @@ __device__ __forceinline__ uint4 load_weights(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
     uint4 v;
     asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
     return v;
 #else
     return *reinterpret_cast<const uint4*>(p);  // host emulation of the kernels
@@ -147,6 +150,8 @@ struct GemvArgs {
     const void* x;          // [m, k] T
     void* y;                // [m, n] T
     float* partial;         // [splits, m, n] fp32 (several splits)
+    void* act;              // one split: SwiGLU of row pairs (2j, 2j + 1) into act [m, n / 2]
+                            // T instead of y (null: y); n and the rows per warp even
     int m, n, k;
 };
 
@@ -279,16 +284,36 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 for (int off = 16; off > 0; off >>= 1)
                     acc[r][i] += __shfl_xor_sync(0xffffffffu, acc[r][i], off);
 
-                    // Each lane writes some of the R × MT results (all lanes hold every sum).
+        // Each lane writes some of the R × MT results (all lanes hold every sum).
+        if (a.act == nullptr || gridDim.y > 1) {
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
+            for (int r = 0; r < R; ++r) {
 #pragma unroll
-            for (int i = 0; i < MT; ++i) {
-                const int row = row0 + r, mrow = m0 + i;
-                if (lane != (r * MT + i) % 32 || row >= a.n || mrow >= a.m) continue;
-                float v = acc[r][i];
-                if constexpr (K == WKind::Int8) v *= __half2float(a.scales[row]);
-                store_result<T>(a, mrow, row, v);
+                for (int i = 0; i < MT; ++i) {
+                    const int row = row0 + r, mrow = m0 + i;
+                    if (lane != (r * MT + i) % 32 || row >= a.n || mrow >= a.m) continue;
+                    float v = acc[r][i];
+                    if constexpr (K == WKind::Int8) v *= __half2float(a.scales[row]);
+                    store_result<T>(a, mrow, row, v);
+                }
+            }
+        } else if constexpr (R % 2 == 0) {
+            // SwiGLU of the gate / up pairs (rows 2j, 2j + 1: R and row0 are even), each first
+            // rounded to T as y would be.
+#pragma unroll
+            for (int r = 0; r < R; r += 2) {
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    const int row = row0 + r, mrow = m0 + i;
+                    if (lane != (r * MT + i) % 32 || row >= a.n || mrow >= a.m) continue;
+                    float g = acc[r][i], up = acc[r + 1][i];
+                    if constexpr (K == WKind::Int8) {
+                        g *= __half2float(a.scales[row]);
+                        up *= __half2float(a.scales[row + 1]);
+                    }
+                    static_cast<T*>(a.act)[std::size_t(mrow) * (a.n / 2) + row / 2] =
+                        swiglu_of<T>(round_to<T>(g), round_to<T>(up));
+                }
             }
         }
     }
@@ -949,6 +974,96 @@ __global__ void sum_splits_kernel(const float* partial, T* y, int splits, std::s
         for (int p = 0; p < splits; ++p)
             s += partial[std::size_t(p) * count + i];
         y[i] = Act<T>::narrow(s);
+    }
+}
+
+// act [m, n / 2] = SwiGLU of the split sums of the gate / up pairs (2j, 2j + 1) of each row,
+// each sum rounded to T first: sum_splits_kernel then swiglu(GateUp::Pairs), bit for bit.
+// `pairs` = m · n / 2 (n even, so pair i is elements 2i, 2i + 1 of the dense [m, n]).
+template <typename T>
+__global__ void sum_splits_swiglu_kernel(const float* partial, T* act, int splits,
+                                         std::size_t pairs) {
+    pdl_wait();
+    pdl_launch_dependents();
+    const std::size_t count = 2 * pairs;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < pairs;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        float g = 0.0f, up = 0.0f;
+        for (int p = 0; p < splits; ++p) {
+            const float2 v = *reinterpret_cast<const float2*>(partial + p * count + 2 * i);
+            g += v.x;
+            up += v.y;
+        }
+        act[i] = swiglu_of<T>(round_to<T>(g), round_to<T>(up));
+    }
+}
+
+constexpr int kNormThreads = 256;  // threads per row of sum_splits_add_rms_norm_kernel
+
+// A layer's output y = T(Σ splits), then the residual add and RMSNorm of add_rms_norm()
+// (ops_cuda.h) fused: residual = T(residual + y), out = T(weight · T(residual ·
+// rsqrt(mean(residual²) + eps))). One block of kNormThreads per row of [m, n]; n a multiple of 8
+// with n / 8 <= kV · kNormThreads, residual / weight / out 16-byte aligned. Each thread takes the
+// 8-element chunks c = thread + i · kNormThreads and sums its squares in that order before
+// block_sum(): the order of rms_norm_cuda.cu's rms_norm_vec_kernel, so the results are
+// add_rms_norm()'s bit for bit.
+template <typename T, int kV>
+__global__ void __launch_bounds__(kNormThreads)
+    sum_splits_add_rms_norm_kernel(const float* partial, int splits, int m, int n, T* residual,
+                                   const T* weight, T* out, float eps) {
+    pdl_wait();
+    pdl_launch_dependents();
+    const std::size_t r = blockIdx.x;
+    const int chunks = n / 8;
+    const std::size_t count = std::size_t(m) * n;
+    uint4* res = reinterpret_cast<uint4*>(residual + r * n);
+    const uint4* wrow = reinterpret_cast<const uint4*>(weight);
+    float v[kV][8];
+    uint4 wv[kV];
+    float ss = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kV; ++i) {
+        const int c = threadIdx.x + i * kNormThreads;
+        if (c >= chunks) continue;
+        wv[i] = __ldg(wrow + c);
+        float y[8] = {};
+        for (int p = 0; p < splits; ++p) {
+            const float4* src =
+                reinterpret_cast<const float4*>(partial + p * count + r * n + 8 * c);
+            const float4 lo = src[0], hi = src[1];
+            y[0] += lo.x;
+            y[1] += lo.y;
+            y[2] += lo.z;
+            y[3] += lo.w;
+            y[4] += hi.x;
+            y[5] += hi.y;
+            y[6] += hi.z;
+            y[7] += hi.w;
+        }
+        uint4 xv = res[c];
+        T* xe = reinterpret_cast<T*>(&xv);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            const float f = round_to<T>(to_f32(xe[e]) + round_to<T>(y[e]));
+            v[i][e] = f;
+            ss += f * f;
+            xe[e] = from_f32<T>(f);
+        }
+        res[c] = xv;
+    }
+    const float inv = rsqrtf(block_sum(ss) / static_cast<float>(n) + eps);
+    uint4* orow = reinterpret_cast<uint4*>(out + r * n);
+#pragma unroll
+    for (int i = 0; i < kV; ++i) {
+        const int c = threadIdx.x + i * kNormThreads;
+        if (c >= chunks) continue;
+        const T* we = reinterpret_cast<const T*>(&wv[i]);
+        uint4 o;
+        T* oe = reinterpret_cast<T*>(&o);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            oe[e] = from_f32<T>(to_f32(we[e]) * round_to<T>(v[i][e] * inv));
+        orow[c] = o;
     }
 }
 

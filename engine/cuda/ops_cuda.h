@@ -168,10 +168,15 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                      AttentionSplit split = AttentionSplit::Auto,
                      AttentionPrefill prefill = AttentionPrefill::Off);
 
-/// SwiGLU on a fused gate|up product: out[r, i] = T(T(silu(gu[r, i])) * gu[r, inter + i]).
-/// gu: [rows, 2 * inter]; out: [rows, inter].
+/// Where a fused gate|up product row keeps gate i and up i: at i and inter + i (Halves, the
+/// checkpoint's order of the two matrices), or at 2i and 2i + 1 (Pairs: the engine's order,
+/// which lets a GEMV apply SwiGLU as it stores, linear_swiglu() in linear_cuda.h).
+enum class GateUp { Halves, Pairs };
+
+/// SwiGLU on a fused gate|up product: out[r, i] = T(T(silu(gate)) * up) with gate and up of
+/// row r, element i, where `layout` puts them. gu: [rows, 2 * inter]; out: [rows, inter].
 template <typename T>
-void swiglu(const T* gate_up, T* out, int rows, int inter, cudaStream_t stream);
+void swiglu(const T* gate_up, T* out, int rows, int inter, GateUp layout, cudaStream_t stream);
 
 /// out[i, :] = x[rows[i], :]. x: [*, dim]; rows: [n]; out: [n, dim].
 template <typename T>

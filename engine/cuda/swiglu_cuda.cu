@@ -10,17 +10,18 @@
 namespace mtdesk::cuda {
 namespace {
 
-template <typename T>
+// kPairs: gate i and up i at 2i and 2i + 1 of a row (GateUp::Pairs), else at i and inter + i.
+template <typename T, bool kPairs>
 __global__ void swiglu_kernel(const T* gu, T* out, int64_t total, int inter) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
     for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
          idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const int64_t r = idx / inter, i = idx % inter;
-        const float g = to_f32(gu[r * 2 * inter + i]);
-        const float up = to_f32(gu[r * 2 * inter + inter + i]);
-        const float act = round_to<T>(g / (1.0f + __expf(-g)));
-        out[idx] = from_f32<T>(act * up);
+        const T* row = gu + r * 2 * inter;
+        const float g = to_f32(row[kPairs ? 2 * i : i]);
+        const float up = to_f32(row[kPairs ? 2 * i + 1 : inter + i]);
+        out[idx] = swiglu_of<T>(g, up);
     }
 }
 
@@ -50,11 +51,11 @@ int grid_for(int64_t total) {
 }  // namespace
 
 template <typename T>
-void swiglu(const T* gate_up, T* out, int rows, int inter, cudaStream_t stream) {
+void swiglu(const T* gate_up, T* out, int rows, int inter, GateUp layout, cudaStream_t stream) {
     const int64_t total = static_cast<int64_t>(rows) * inter;
     if (total <= 0) return;
-    launch(swiglu_kernel<T>, dim3(grid_for(total)), dim3(256), 0, stream, gate_up, out, total,
-           inter);
+    auto kernel = layout == GateUp::Pairs ? swiglu_kernel<T, true> : swiglu_kernel<T, false>;
+    launch(kernel, dim3(grid_for(total)), dim3(256), 0, stream, gate_up, out, total, inter);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
@@ -73,7 +74,7 @@ void to_float(const T* x, float* out, int64_t n, cudaStream_t stream) {
 }
 
 #define INSTANTIATE(T)                                                                  \
-    template void swiglu<T>(const T*, T*, int, int, cudaStream_t);                      \
+    template void swiglu<T>(const T*, T*, int, int, GateUp, cudaStream_t);              \
     template void gather_rows<T>(const T*, const int32_t*, T*, int, int, cudaStream_t); \
     template void to_float<T>(const T*, float*, int64_t, cudaStream_t)
 MTDESK_INSTANTIATE_T(INSTANTIATE);
