@@ -28,10 +28,14 @@ constexpr int kWarps = 4;        // warps per block of the GEMV kernels
 constexpr int kChunkBytes = 16;  // one 128-bit weight load per lane and row
 
 // Weights are streamed once per call: read-only path, not kept in L1 (x lives there).
+// volatile: a plain asm counts as a pure function of its operands, which the compiler may
+// hoist out of the branch that guards it (it did: gemv_kernel's reload for the next tile of x
+// rows became an unconditional load past the end of the last row, a fault when nothing is
+// mapped there, and a wasted load when something is).
 __device__ __forceinline__ uint4 load_weights(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)
     uint4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
     return v;
