@@ -105,6 +105,11 @@ int cmd_bench(const QStringList& args) {
          QStringLiteral("Launch decode steps kernel by kernel instead of replaying CUDA graphs.")},
         {QStringLiteral("no-pdl"),
          QStringLiteral("Launch kernels without programmatic dependent launch (sm_90+).")},
+        {QStringLiteral("skip"),
+         QStringLiteral("Profiling only: leave these operations out of every step (comma-"
+                        "separated: qkv, rope, attention, o, gate_up, down, lm_head), to see "
+                        "what each costs; the output text is then meaningless."),
+         QStringLiteral("OPS")},
         {QStringLiteral("json"), QStringLiteral("Also write the figures here."),
          QStringLiteral("FILE")},
     });
@@ -142,6 +147,7 @@ int cmd_bench(const QStringList& args) {
     o.max_batch = max_batch;
     o.cuda_graphs = !p.isSet(QStringLiteral("no-cuda-graphs"));
     o.programmatic_launch = !p.isSet(QStringLiteral("no-pdl"));
+    o.skip_ops = cuda::parse_step_ops(p.value(QStringLiteral("skip")).toStdString());
     ModelConfig config = ModelDir::open(model_dir).config;
     const std::string synthetic = p.value(QStringLiteral("synthetic")).toStdString();
     if (!synthetic.empty()) {
@@ -163,6 +169,7 @@ int cmd_bench(const QStringList& args) {
                              {"parameters", config.parameter_count()},
                              {"cuda_graphs", o.cuda_graphs},
                              {"programmatic_launch", o.programmatic_launch},
+                             {"skipped_ops", p.value(QStringLiteral("skip")).toStdString()},
                              {"copy_bandwidth_bytes_per_s", copy_bw},
                              {"tier", tier_name(*tier)},
                              {"device", loaded.device},
@@ -178,6 +185,9 @@ int cmd_bench(const QStringList& args) {
         synthetic.empty() ? model_dir : "synthetic " + synthetic, tier_name(*tier), loaded.device,
         copy_bw / 1e9, load_s, loaded.vram_own_bytes.value_or(0) / 1048576.0,
         estimate.total() / 1048576.0);
+    if (o.skip_ops != 0)
+        fmt::print("profiling: {} left out of every step (the output text is meaningless)\n",
+                   p.value(QStringLiteral("skip")).toStdString());
 
     // Requests: a ~40-token English sentence, so the output bound (4 × source + 32) exceeds
     // new_tokens; generation stops at new_tokens (a random-weight model rarely picks a stop).

@@ -10,6 +10,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "mtdesk/cuda/cuda_engine.h"
+#include "mtdesk/error.h"
 #include "mtdesk/translate/translator.h"
 
 using namespace mtdesk;
@@ -252,6 +254,16 @@ class TestCli : public QObject {
         QVERIFY2(r.out.contains("unsupported"), r.out.constData());
     }
 
+    // `bench --skip`'s list: names to StepOp bits, unknown names refused.
+    void stepOps() {
+        QCOMPARE(cuda::parse_step_ops(""), 0u);
+        QCOMPARE(cuda::parse_step_ops("qkv,rope"), 3u);
+        QCOMPARE(cuda::parse_step_ops("attention,o,gate_up,down,lm_head"), 4u | 8 | 16 | 32 | 64);
+        QCOMPARE(cuda::parse_step_ops("down,down"), 32u);
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::parse_step_ops("qkv,"));
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::parse_step_ops("Attention"));
+    }
+
     void badInputsNameTheProblem() {
         QTemporaryDir dir;
         Run r = run({"translate", "--model", dir.path(), "--to", "zh"}, "x\n");
@@ -263,6 +275,10 @@ class TestCli : public QObject {
         r = run({"models", "inspect", dir.filePath("missing")});
         QCOMPARE(r.code, 1);
         QVERIFY(r.err.contains("missing"));
+        // bench checks its profiling switch before it looks for a GPU.
+        r = run({"bench", "--model", kModel, "--skip", "qkv,mlp"});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("\"mlp\""), r.err.constData());
     }
 };
 

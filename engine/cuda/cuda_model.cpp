@@ -796,24 +796,32 @@ class CudaModelImpl final : public CudaModel {
                             : c.qk_norm_after_rope ? QkNorm::AfterRope
                                                    : QkNorm::BeforeRope;
 
+        // Profiling (CudaEngineOptions::skip_ops): operations left out of the step.
+        const auto run = [skip = options_.skip_ops](StepOp op) {
+            return (skip & static_cast<unsigned>(op)) == 0;
+        };
         embedding<T>(embed_.as<T>(), hidden, d_tokens, total, x, stream_);
         if (!layers_.empty())
             rms_norm<T>(x, layers_[0].input_norm.as<T>(), h, total, hidden, eps, stream_);
         for (std::size_t l = 0; l < layers_.size(); ++l) {
             Layer& L = layers_[l];
             const KvCacheLayer kv = kv_layer(l);
-            linear<T>(L.qkv, h, qkv, total, ctx_, stream_);
-            qkv_rope_cache<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(), norm,
-                              eps, cos_.as<float>(), sin_.as<float>(), d_positions, d_slots, kv,
-                              total, heads, kvh, hd, stream_);
-            paged_attention<T>(
-                qkv, static_cast<int64_t>(heads + 2 * kvh) * hd, kv, d_tables, mb, d_token_seq,
-                d_positions, attn, total, heads, kvh, hd, options_.block_size, attn_scale_,
-                max_context, split_kv_, stream_, AttentionSplit::Auto,
-                prefill_chunks ? AttentionPrefill::TensorCores : AttentionPrefill::Off);
+            if (run(StepOp::QkvProj)) linear<T>(L.qkv, h, qkv, total, ctx_, stream_);
+            if (run(StepOp::Rope))
+                qkv_rope_cache<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(), norm,
+                                  eps, cos_.as<float>(), sin_.as<float>(), d_positions, d_slots, kv,
+                                  total, heads, kvh, hd, stream_);
+            if (run(StepOp::Attention))
+                paged_attention<T>(
+                    qkv, static_cast<int64_t>(heads + 2 * kvh) * hd, kv, d_tables, mb, d_token_seq,
+                    d_positions, attn, total, heads, kvh, hd, options_.block_size, attn_scale_,
+                    max_context, split_kv_, stream_, AttentionSplit::Auto,
+                    prefill_chunks ? AttentionPrefill::TensorCores : AttentionPrefill::Off);
             // Output layers: the residual add and the next norm fused into the layer where its
             // path allows (linear_add_rms_norm); a bias comes between them otherwise.
-            if (L.o_bias.get()) {
+            if (!run(StepOp::OProj)) {
+                // left out (profiling)
+            } else if (L.o_bias.get()) {
                 linear<T>(L.o, attn, tmp, total, ctx_, stream_);
                 add_bias<T>(tmp, L.o_bias.as<T>(), total, hidden, stream_);
                 add_rms_norm<T>(x, tmp, L.post_norm.as<T>(), h, total, hidden, eps, stream_);
@@ -822,7 +830,9 @@ class CudaModelImpl final : public CudaModel {
                                        stream_);
             }
             // gate|up rows come in pairs (load_weights): SwiGLU fused into the layer.
-            if (L.gate_up_bias.get()) {
+            if (!run(StepOp::GateUp)) {
+                // left out (profiling)
+            } else if (L.gate_up_bias.get()) {
                 linear<T>(L.gate_up, h, gu, total, ctx_, stream_);
                 add_bias<T>(gu, L.gate_up_bias.as<T>(), total, 2 * inter, stream_);
                 swiglu<T>(gu, act, total, inter, GateUp::Pairs, stream_);
@@ -831,7 +841,9 @@ class CudaModelImpl final : public CudaModel {
             }
             const T* next =
                 l + 1 < layers_.size() ? layers_[l + 1].input_norm.as<T>() : final_norm_.as<T>();
-            if (L.down_bias.get()) {
+            if (!run(StepOp::Down)) {
+                // left out (profiling)
+            } else if (L.down_bias.get()) {
                 linear<T>(L.down, act, tmp, total, ctx_, stream_);
                 add_bias<T>(tmp, L.down_bias.as<T>(), total, hidden, stream_);
                 add_rms_norm<T>(x, tmp, next, h, total, hidden, eps, stream_);
@@ -902,7 +914,8 @@ class CudaModelImpl final : public CudaModel {
 
     void lm_head_rows(const T* h, const int32_t* rows, int n) {
         gather_rows<T>(h, rows, rows_.as<T>(), n, config_.hidden_size, stream_);
-        linear<T>(lm_head_, rows_.as<T>(), logits_.as<T>(), n, ctx_, stream_);
+        if ((options_.skip_ops & static_cast<unsigned>(StepOp::LmHead)) == 0)
+            linear<T>(lm_head_, rows_.as<T>(), logits_.as<T>(), n, ctx_, stream_);
     }
 
     void copy_logits(float* out, int n) {

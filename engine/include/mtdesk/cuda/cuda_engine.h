@@ -3,6 +3,7 @@
 // over a paged KV cache) or a single-sequence Translator on one of them. Built without CUDA,
 // devices() is empty and the factories throw UnsupportedError.
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -10,8 +11,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/translation_engine.h"
 #include "mtdesk/translate/translator.h"
@@ -28,6 +31,40 @@ struct DeviceInfo {
 
 /// The CUDA devices this build can use (empty without CUDA or without a driver/device).
 std::vector<DeviceInfo> devices();
+
+/// Operations of a decoder step that CudaEngineOptions::skip_ops can leave out, as bits.
+enum class StepOp : unsigned {
+    QkvProj = 1,    ///< "qkv": the fused Q/K/V projection
+    Rope = 2,       ///< "rope": bias, Q/K norm, rotary embedding and the KV cache write
+    Attention = 4,  ///< "attention"
+    OProj = 8,      ///< "o": the attention output projection (with its residual add + norm)
+    GateUp = 16,    ///< "gate_up": the MLP's gate/up projection (with SwiGLU)
+    Down = 32,      ///< "down": the MLP's down projection (with its residual add + norm)
+    LmHead = 64,    ///< "lm_head": the output layer
+};
+
+/// A comma-separated list of the StepOp names above ("qkv,rope") as a mask of StepOp bits;
+/// "" gives 0. Throws Error naming an entry that is not one of them.
+inline unsigned parse_step_ops(const std::string& list) {
+    static constexpr std::pair<std::string_view, StepOp> kNames[] = {
+        {"qkv", StepOp::QkvProj},   {"rope", StepOp::Rope},      {"attention", StepOp::Attention},
+        {"o", StepOp::OProj},       {"gate_up", StepOp::GateUp}, {"down", StepOp::Down},
+        {"lm_head", StepOp::LmHead}};
+    unsigned mask = 0;
+    for (std::size_t at = 0; !list.empty();) {
+        const std::size_t end = list.find(',', at);
+        const std::string_view name = std::string_view(list).substr(at, end - at);
+        const auto* it = std::find_if(std::begin(kNames), std::end(kNames),
+                                      [&](const auto& n) { return n.first == name; });
+        if (it == std::end(kNames))
+            throw Error("unknown step operation \"" + std::string(name) +
+                        "\" (expected qkv, rope, attention, o, gate_up, down or lm_head)");
+        mask |= static_cast<unsigned>(it->second);
+        if (end == std::string::npos) break;
+        at = end + 1;
+    }
+    return mask;
+}
 
 struct CudaEngineOptions {
     int device = 0;
@@ -55,6 +92,10 @@ struct CudaEngineOptions {
     /// Where INT8/INT4 weights are cached once quantised ("" = QuantCache::default_root(),
     /// i.e. $XDG_CACHE_HOME/mtdesk/quantized): the second load of a model skips quantising.
     std::string quant_cache_dir;
+    /// For profiling only (`mtdesk bench --skip`): the StepOp bits set here are left out of
+    /// every forward pass, so that a benchmark shows what each operation costs in a step
+    /// (its time with and without it). The outputs are then meaningless. 0 in normal use.
+    unsigned skip_ops = 0;
 };
 
 /// Loading progress: (done, total, what).
