@@ -258,6 +258,7 @@ struct AttentionRun {
     int workspace_rows = 64;       // 0: no workspace
     int workspace_partitions = 0;  // 0: enough for the step's longest context
     int max_context = 0;           // 0: the step's true maximum
+    cuda::AttentionGrouping grouping = cuda::AttentionGrouping::Auto;
 };
 
 template <typename T>
@@ -302,7 +303,7 @@ std::vector<float> run_attention(const PagedStep& s, const AttentionRun& r) {
                              s.max_blocks, ds.as<int32_t>(), dp.as<int32_t>(), dout.as<T>(),
                              s.tokens(), s.heads, s.kv_heads, s.head_dim, s.block,
                              1.0f / std::sqrt(float(s.head_dim)), max_context, ws, nullptr, r.split,
-                             r.prefill);
+                             r.prefill, r.grouping);
     return from_device<T>(dout, s.q.size());
 }
 
@@ -641,6 +642,21 @@ class TestKernels : public QObject {
             // Contexts of one partition take the very same path in both modes; split ones agree
             // to rounding.
             QVERIFY2(same_short_rows(s, split, one_pass), qPrintable(what));
+            // Blocks per kv head (a group's query heads sharing each key and value load) or per
+            // query head: the same bits, split or in one pass.
+            auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+                return a.size() == b.size() &&
+                       std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+            };
+            for (const auto grouping :
+                 {cuda::AttentionGrouping::PerKvHead, cuda::AttentionGrouping::PerQueryHead}) {
+                run.grouping = grouping;
+                run.split = cuda::AttentionSplit::Auto;
+                QVERIFY2(same(run_attention<T>(s, run), split), qPrintable(what));
+                run.split = cuda::AttentionSplit::Never;
+                QVERIFY2(same(run_attention<T>(s, run), one_pass), qPrintable(what));
+            }
+            run.grouping = cuda::AttentionGrouping::Auto;
             const double e_rows = rel_error_rows(s, split, one_pass, true);
             QVERIFY2(e_rows < tol,
                      qPrintable(what + QString(": split vs one pass %1").arg(e_rows)));

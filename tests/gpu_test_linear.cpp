@@ -298,7 +298,7 @@ class TestGpuLinear : public QObject {
         } restore{ctx_};
         QStringList failures;
         uint32_t seed = 500;
-        for (const auto [n, k] :
+        for (const auto& [n, k] :
              {std::pair{8192, 512}, std::pair{2048, 2048}, std::pair{64, 264}}) {
             std::vector<float> wf(static_cast<std::size_t>(n) * k);
             std::mt19937 rng(seed++);

@@ -90,15 +90,19 @@ __device__ __forceinline__ bool in_run(const int32_t* token_seq, const int32_t* 
            (t + 1 < tokens && token_seq[t + 1] == s && token_pos[t + 1] == p + 1);
 }
 
-// grid (tokens of this launch, heads, partitions), kWarps warps. Block (tc, h, z) attends token
-// token0 + tc, head h, over positions [z * partition, ...) of its context. Warp w takes
-// positions begin + Kw .. begin + Kw + K - 1 (K = kKeysPerStep), then 4K further on, and so on;
-// lane l holds the element pairs (2l, 2l + 1), (2l + 64, 2l + 65), ... of the query and of its
-// running output.
+// grid (tokens of this launch, heads / kGroup, partitions), kWarps warps. Block (tc, y, z)
+// attends token token0 + tc for the kGroup query heads h = y·kGroup .. y·kGroup + kGroup - 1
+// (kGroup = 1: one head; kGroup = heads / kv_heads: a whole group of grouped-query heads, which
+// then share each load of their kv head's keys and values), over positions [z * partition, ...)
+// of its context. Warp w takes positions begin + Kw .. begin + Kw + K - 1 (K = kKeysPerStep),
+// then 4K further on, and so on; lane l holds the element pairs (2l, 2l + 1), (2l + 64,
+// 2l + 65), ... of each query and of its running output. A head's arithmetic is the same
+// whatever kGroup is (the same positions per warp, the same sums in the same order), so
+// results do not depend on it.
 // A context with one partition is finished here (normalised, rounded to T); otherwise the
 // partition's maximum, sum and unnormalised output go to `partials` for the combine kernel.
 // C is the cache's element type: T, or int8_t with per-(slot, kv head) fp32 scales.
-template <typename T, typename C, int kPairs>
+template <typename T, typename C, int kPairs, int kGroup>
 __global__ void __launch_bounds__(kThreads)
     attention_partition_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
                                const int32_t* __restrict__ block_tables, int max_blocks,
@@ -108,7 +112,7 @@ __global__ void __launch_bounds__(kThreads)
                                int d, int block_size, float scale, int partition,
                                Partials partials) {
     constexpr bool kInt8 = std::is_same_v<C, int8_t>;
-    const int tc = blockIdx.x, t = token0 + tc, h = blockIdx.y, z = blockIdx.z;
+    const int tc = blockIdx.x, t = token0 + tc, h0 = blockIdx.y * kGroup, z = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     // Up to pdl_wait() this block reads only what is in place before the step's first kernel
     // runs (the step's metadata, the keys and values of earlier steps), while the kernels before
@@ -119,7 +123,7 @@ __global__ void __launch_bounds__(kThreads)
     if (z >= parts) return;  // the whole block leaves together: no barrier is skipped
     const int begin = z * partition;
     const int end = z == parts - 1 ? length : begin + partition;
-    const int g = h / (heads / kv_heads);
+    const int g = h0 / (heads / kv_heads);
     const int32_t* table = block_tables + static_cast<int64_t>(token_seq[t]) * max_blocks;
     const C* k_cache = static_cast<const C*>(cache.k);
     const C* v_cache = static_cast<const C*>(cache.v);
@@ -145,18 +149,26 @@ __global__ void __launch_bounds__(kThreads)
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
 
-    float2 qv[kPairs], acc[kPairs];
-    const T* qrow = q + t * q_stride + static_cast<int64_t>(h) * d;
+    float2 qv[kGroup][kPairs], acc[kGroup][kPairs];
 #pragma unroll
-    for (int e = 0; e < kPairs; ++e) {
-        const int i = 2 * (lane + 32 * e);
-        // q may sit at any 2-byte offset (a row of the fused qkv buffer): scalar loads.
-        qv[e] = i < d ? make_float2(to_f32(qrow[i]) * scale, to_f32(qrow[i + 1]) * scale)
-                      : make_float2(0.0f, 0.0f);
-        acc[e] = make_float2(0.0f, 0.0f);
+    for (int hh = 0; hh < kGroup; ++hh) {
+        const T* qrow = q + t * q_stride + static_cast<int64_t>(h0 + hh) * d;
+#pragma unroll
+        for (int e = 0; e < kPairs; ++e) {
+            const int i = 2 * (lane + 32 * e);
+            // q may sit at any 2-byte offset (a row of the fused qkv buffer): scalar loads.
+            qv[hh][e] = i < d ? make_float2(to_f32(qrow[i]) * scale, to_f32(qrow[i + 1]) * scale)
+                              : make_float2(0.0f, 0.0f);
+            acc[hh][e] = make_float2(0.0f, 0.0f);
+        }
     }
 
-    float m = -INFINITY, l = 0.0f;
+    float m[kGroup], l[kGroup];
+#pragma unroll
+    for (int hh = 0; hh < kGroup; ++hh) {
+        m[hh] = -INFINITY;
+        l[hh] = 0.0f;
+    }
     for (int j0 = begin + warp * kKeysPerStep<kPairs>; j0 < end;
          j0 += kWarps * kKeysPerStep<kPairs>) {
         // Head-vector index (slot * kv_heads + g) of each position; positions past the end
@@ -179,99 +191,111 @@ __global__ void __launch_bounds__(kThreads)
                 kk[u][e] = in ? load_pair(k_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
                 vv[u][e] = in ? load_pair(v_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
             }
-        float s[kKeysPerStep<kPairs>];
+            // One head after the other, each over the same loaded keys and values.
 #pragma unroll
-        for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-            float dot = 0.0f;
+        for (int hh = 0; hh < kGroup; ++hh) {
+            float s[kKeysPerStep<kPairs>];
 #pragma unroll
-            for (int e = 0; e < kPairs; ++e)
-                dot += qv[e].x * kk[u][e].x + qv[e].y * kk[u][e].y;
-            s[u] = dot;
-        }
-        // The warp sums interleaved: their shuffles overlap.
+            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
+                float dot = 0.0f;
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
+                for (int e = 0; e < kPairs; ++e)
+                    dot += qv[hh][e].x * kk[u][e].x + qv[hh][e].y * kk[u][e].y;
+                s[u] = dot;
+            }
+            // The warp sums interleaved: their shuffles overlap.
 #pragma unroll
-            for (int u = 0; u < kKeysPerStep<kPairs>; ++u)
-                s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
-        float m_new = m;
+            for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-        for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-            if constexpr (kInt8) s[u] *= cache.k_scale[row[u]];  // dot(q, s k8) = s dot(q, k8)
-            if (j0 + u >= end) s[u] = -INFINITY;
-            m_new = fmaxf(m_new, s[u]);
-        }
-        const float correction = __expf(m - m_new);  // 0 on the first step (m = -inf)
-        l *= correction;
+                for (int u = 0; u < kKeysPerStep<kPairs>; ++u)
+                    s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
+            float m_new = m[hh];
 #pragma unroll
-        for (int e = 0; e < kPairs; ++e) {
-            acc[e].x *= correction;
-            acc[e].y *= correction;
-        }
-#pragma unroll
-        for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-            const float p = __expf(s[u] - m_new);  // 0 for positions past the end
-            l += p;
-            float pv = p;
-            if constexpr (kInt8) pv *= cache.v_scale[row[u]];
+            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
+                if constexpr (kInt8) s[u] *= cache.k_scale[row[u]];  // dot(q, s k8) = s dot(q, k8)
+                if (j0 + u >= end) s[u] = -INFINITY;
+                m_new = fmaxf(m_new, s[u]);
+            }
+            const float correction = __expf(m[hh] - m_new);  // 0 on the first step (m = -inf)
+            l[hh] *= correction;
 #pragma unroll
             for (int e = 0; e < kPairs; ++e) {
-                acc[e].x += pv * vv[u][e].x;
-                acc[e].y += pv * vv[u][e].y;
+                acc[hh][e].x *= correction;
+                acc[hh][e].y *= correction;
             }
+#pragma unroll
+            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
+                const float p = __expf(s[u] - m_new);  // 0 for positions past the end
+                l[hh] += p;
+                float pv = p;
+                if constexpr (kInt8) pv *= cache.v_scale[row[u]];
+#pragma unroll
+                for (int e = 0; e < kPairs; ++e) {
+                    acc[hh][e].x += pv * vv[u][e].x;
+                    acc[hh][e].y += pv * vv[u][e].y;
+                }
+            }
+            m[hh] = m_new;
         }
-        m = m_new;
     }
 
-    // Combine the warps' partial softmaxes (a warp without positions has m = -inf, l = 0).
-    __shared__ float s_m[kWarps], s_l[kWarps];
-    __shared__ float s_acc[kWarps][kMaxHeadDim];
-    if (lane == 0) {
-        s_m[warp] = m;
-        s_l[warp] = l;
-    }
+    // Combine the warps' partial softmaxes per head (a warp without positions has m = -inf,
+    // l = 0).
+    __shared__ float s_m[kGroup][kWarps], s_l[kGroup][kWarps];
+    __shared__ float s_acc[kGroup][kWarps][kMaxHeadDim];
 #pragma unroll
-    for (int e = 0; e < kPairs; ++e) {
-        const int i = 2 * (lane + 32 * e);
-        if (i < d) {
-            s_acc[warp][i] = acc[e].x;
-            s_acc[warp][i + 1] = acc[e].y;
+    for (int hh = 0; hh < kGroup; ++hh) {
+        if (lane == 0) {
+            s_m[hh][warp] = m[hh];
+            s_l[hh][warp] = l[hh];
+        }
+#pragma unroll
+        for (int e = 0; e < kPairs; ++e) {
+            const int i = 2 * (lane + 32 * e);
+            if (i < d) {
+                s_acc[hh][warp][i] = acc[hh][e].x;
+                s_acc[hh][warp][i + 1] = acc[hh][e].y;
+            }
         }
     }
     __syncthreads();
-    float m_all = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w)
-        m_all = fmaxf(m_all, s_m[w]);
-    float weight[kWarps], l_all = 0.0f;
+    for (int hh = 0; hh < kGroup; ++hh) {
+        const int h = h0 + hh;
+        float m_all = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-        weight[w] = s_m[w] > -INFINITY ? __expf(s_m[w] - m_all) : 0.0f;
-        l_all += s_l[w] * weight[w];
-    }
-    if (parts == 1) {
-        T* orow = out + (static_cast<int64_t>(t) * heads + h) * d;
+        for (int w = 0; w < kWarps; ++w)
+            m_all = fmaxf(m_all, s_m[hh][w]);
+        float weight[kWarps], l_all = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            weight[w] = s_m[hh][w] > -INFINITY ? __expf(s_m[hh][w] - m_all) : 0.0f;
+            l_all += s_l[hh][w] * weight[w];
+        }
+        if (parts == 1) {
+            T* orow = out + (static_cast<int64_t>(t) * heads + h) * d;
+            for (int i = threadIdx.x; i < d; i += kThreads) {
+                float o = 0.0f;
+#pragma unroll
+                for (int w = 0; w < kWarps; ++w)
+                    o += s_acc[hh][w][i] * weight[w];
+                orow[i] = from_f32<T>(o / l_all);
+            }
+            continue;
+        }
+        const int64_t at = (static_cast<int64_t>(tc) * heads + h) * partials.max_partitions + z;
+        float* po = partials.out + at * d;
         for (int i = threadIdx.x; i < d; i += kThreads) {
             float o = 0.0f;
 #pragma unroll
             for (int w = 0; w < kWarps; ++w)
-                o += s_acc[w][i] * weight[w];
-            orow[i] = from_f32<T>(o / l_all);
+                o += s_acc[hh][w][i] * weight[w];
+            po[i] = o;
         }
-        return;
-    }
-    const int64_t at = (static_cast<int64_t>(tc) * heads + h) * partials.max_partitions + z;
-    float* po = partials.out + at * d;
-    for (int i = threadIdx.x; i < d; i += kThreads) {
-        float o = 0.0f;
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w)
-            o += s_acc[w][i] * weight[w];
-        po[i] = o;
-    }
-    if (threadIdx.x == 0) {
-        partials.max[at] = m_all;
-        partials.sum[at] = l_all;
+        if (threadIdx.x == 0) {
+            partials.max[at] = m_all;
+            partials.sum[at] = l_all;
+        }
     }
 }
 
@@ -329,17 +353,22 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T, typename C>
-void launch_partitions(dim3 grid, cudaStream_t stream, int pairs, const T* q, int64_t q_stride,
-                       const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
-                       const int32_t* token_seq, const int32_t* token_pos, T* out, int token0,
-                       int tokens, bool skip_runs, int heads, int kv_heads, int d, int block_size,
-                       float scale, int partition, const Partials& partials) {
+void launch_partitions(dim3 grid, cudaStream_t stream, int pairs, int group, const T* q,
+                       int64_t q_stride, const KvCacheLayer& cache, const int32_t* block_tables,
+                       int max_blocks, const int32_t* token_seq, const int32_t* token_pos, T* out,
+                       int token0, int tokens, bool skip_runs, int heads, int kv_heads, int d,
+                       int block_size, float scale, int partition, const Partials& partials) {
     // Element pairs per lane as a compile-time count: registers and unrolled loops sized for
-    // the head_dim (40 and 64: 1; 128: 2; up to 256: 4).
-    auto kernel = pairs == 1   ? attention_partition_kernel<T, C, 1>
-                  : pairs == 2 ? attention_partition_kernel<T, C, 2>
-                  : pairs == 3 ? attention_partition_kernel<T, C, 3>
-                               : attention_partition_kernel<T, C, 4>;
+    // the head_dim (40 and 64: 1; 128: 2; up to 256: 4). `group`: query heads per block, 1 or
+    // (grid.y = kv heads) 2 or 4 with head_dim <= 128 (kernels_per_kv_head()).
+    auto kernel = group == 4   ? (pairs == 1 ? attention_partition_kernel<T, C, 1, 4>
+                                             : attention_partition_kernel<T, C, 2, 4>)
+                  : group == 2 ? (pairs == 1 ? attention_partition_kernel<T, C, 1, 2>
+                                             : attention_partition_kernel<T, C, 2, 2>)
+                  : pairs == 1 ? attention_partition_kernel<T, C, 1, 1>
+                  : pairs == 2 ? attention_partition_kernel<T, C, 2, 1>
+                  : pairs == 3 ? attention_partition_kernel<T, C, 3, 1>
+                               : attention_partition_kernel<T, C, 4, 1>;
     launch(kernel, dim3(grid), dim3(kThreads), 0, stream, q, q_stride, cache, block_tables,
            max_blocks, token_seq, token_pos, out, token0, tokens, skip_runs, heads, kv_heads, d,
            block_size, scale, partition, partials);
@@ -672,6 +701,13 @@ void launch_prefill(int pad, cudaStream_t stream, const T* q, int64_t q_stride,
 }
 
 /// Whether the current device runs mma.sync m16n8k16 in bf16/fp16 (sm_80 and later).
+int device_sm_count() {
+    int device = 0, sms = 0;
+    MTDESK_CUDA_CHECK(cudaGetDevice(&device));
+    MTDESK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+}
+
 bool device_has_mma_m16n8k16() {
     int device = 0, major = 0;
     MTDESK_CUDA_CHECK(cudaGetDevice(&device));
@@ -687,7 +723,7 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                      const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
                      int head_dim, int block_size, float scale, int max_context,
                      const SplitKvWorkspace& workspace, cudaStream_t stream, AttentionSplit split,
-                     AttentionPrefill prefill) {
+                     AttentionPrefill prefill, AttentionGrouping grouping) {
     if (tokens <= 0) return;
     if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % 2 != 0)
         throw Error("CUDA attention supports even head_dim up to 256, got " +
@@ -732,17 +768,30 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
         if (launched > 65535 || launched * sizeof(float) > 48 * 1024)
             throw Error("CUDA attention: too many KV partitions");
     }
+    // Blocks per kv head (each load of a key or value row serves its whole group of query
+    // heads: a quarter of the L2 traffic at 4 per group) where the launch keeps every
+    // multiprocessor busy that way, per query head otherwise (more blocks for few tokens);
+    // both give the same bits.
+    const int group = heads / kv_heads;
+    const bool packable = (group == 2 || group == 4) && pairs <= 2;
+    const int piece = launched > 1 ? std::min(tokens, workspace.rows) : tokens;  // per launch
+    const bool per_kv_head =
+        packable && (grouping == AttentionGrouping::PerKvHead ||
+                     (grouping == AttentionGrouping::Auto &&
+                      static_cast<long>(piece) * kv_heads * launched >= device_sm_count()));
+    const int block_heads = per_kv_head ? group : 1;
     auto run = [&](dim3 grid, int token0, const Partials& partials) {
+        grid.y = heads / block_heads;
         if (int8)
-            launch_partitions<T, int8_t>(grid, stream, pairs, q, q_stride, cache, block_tables,
-                                         max_blocks_per_seq, token_seq, token_pos, out, token0,
-                                         tokens, tensor_cores, heads, kv_heads, head_dim,
-                                         block_size, scale, partition, partials);
+            launch_partitions<T, int8_t>(grid, stream, pairs, block_heads, q, q_stride, cache,
+                                         block_tables, max_blocks_per_seq, token_seq, token_pos,
+                                         out, token0, tokens, tensor_cores, heads, kv_heads,
+                                         head_dim, block_size, scale, partition, partials);
         else
-            launch_partitions<T, T>(grid, stream, pairs, q, q_stride, cache, block_tables,
-                                    max_blocks_per_seq, token_seq, token_pos, out, token0, tokens,
-                                    tensor_cores, heads, kv_heads, head_dim, block_size, scale,
-                                    partition, partials);
+            launch_partitions<T, T>(grid, stream, pairs, block_heads, q, q_stride, cache,
+                                    block_tables, max_blocks_per_seq, token_seq, token_pos, out,
+                                    token0, tokens, tensor_cores, heads, kv_heads, head_dim,
+                                    block_size, scale, partition, partials);
     };
     if (launched == 1) {
         run(dim3(tokens, heads, 1), 0, Partials{});
@@ -776,7 +825,7 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
     template void paged_attention<T>(const T*, int64_t, const KvCacheLayer&, const int32_t*, int, \
                                      const int32_t*, const int32_t*, T*, int, int, int, int, int, \
                                      float, int, const SplitKvWorkspace&, cudaStream_t,           \
-                                     AttentionSplit, AttentionPrefill)
+                                     AttentionSplit, AttentionPrefill, AttentionGrouping)
 MTDESK_INSTANTIATE_T(INSTANTIATE);
 
 }  // namespace mtdesk::cuda

@@ -139,13 +139,27 @@ enum class AttentionPrefill {
     TensorCores,
 };
 
+/// How paged_attention()'s per-token kernel assigns query heads to thread blocks. The results
+/// are the same bits either way: a head's positions, sums and their order do not change.
+enum class AttentionGrouping {
+    /// PerKvHead where the launch still has a block per multiprocessor or more that way
+    /// (tokens × kv_heads × partitions >= multiprocessors: larger batches), else PerQueryHead.
+    Auto,
+    /// One block per query head (each block loads its kv head's keys and values).
+    PerQueryHead,
+    /// One block per kv head for its whole group of query heads, so that each key and value
+    /// row is loaded once for the group (as FlashDecoding++ and vLLM's GQA kernels pack
+    /// heads): for groups of 2 or 4 with head_dim <= 128; others run per query head.
+    PerKvHead,
+};
+
 /// Causal attention over a paged KV cache (the PagedAttention layout of Kwon et al. 2023,
 /// vLLM), for prefill chunks and decode steps alike: token t of sequence s = token_seq[t] at
 /// position p = token_pos[t] attends to positions 0 .. p of its sequence, whose keys/values
-/// live in blocks block_tables[s, 0 ..]. One thread block per (token, head, partition); its
-/// warps take 4 positions at a time each with an online softmax (Milakov & Gimelshein 2018),
-/// combined at the end; fp32 math, output rounded to T. Grouped-query heads: head h reads kv
-/// head h / (heads / kv_heads).
+/// live in blocks block_tables[s, 0 ..]. One thread block per (token, head or group of heads,
+/// partition); its warps take 8 positions at a time (4 above head_dim 128) each with an online
+/// softmax (Milakov & Gimelshein 2018), combined at the end; fp32 math, output rounded to T.
+/// Grouped-query heads: head h reads kv head h / (heads / kv_heads).
 ///   q:     [tokens, heads, head_dim] (the Q part of qkv: row stride q_stride elements)
 ///   cache: the layer's KV cache (16-bit T or int8, KvCacheLayer)
 ///   block_tables: [seqs, max_blocks_per_seq]; token_seq, token_pos: [tokens]
@@ -156,7 +170,8 @@ enum class AttentionPrefill {
 ///          once); an underestimate costs speed, not correctness.
 ///   workspace: the split path's scratch (null data: no split).
 ///   scale: the softmax scale (head_dim^-0.5).
-///   split, prefill: which kernels run (AttentionSplit, AttentionPrefill).
+///   split, prefill, grouping: which kernels run (AttentionSplit, AttentionPrefill,
+///          AttentionGrouping).
 /// head_dim must be even and <= 256, heads a multiple of kv_heads. Throws Error otherwise, or
 /// for a misaligned cache.
 template <typename T>
@@ -166,7 +181,8 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                      int head_dim, int block_size, float scale, int max_context,
                      const SplitKvWorkspace& workspace, cudaStream_t stream,
                      AttentionSplit split = AttentionSplit::Auto,
-                     AttentionPrefill prefill = AttentionPrefill::Off);
+                     AttentionPrefill prefill = AttentionPrefill::Off,
+                     AttentionGrouping grouping = AttentionGrouping::Auto);
 
 /// Where a fused gate|up product row keeps gate i and up i: at i and inter + i (Halves, the
 /// checkpoint's order of the two matrices), or at 2i and 2i + 1 (Pairs: the engine's order,
