@@ -377,6 +377,15 @@ class TestGpuLinear : public QObject {
         bare.gemv_max_m = 16;
         cuda::linear<__half>(i4, hx, hy, 2, bare, nullptr);
         QCOMPARE(cudaDeviceSynchronize(), cudaSuccess);
+        // The fused epilogues: gate/up pairs need an even number of rows, the norm its buffers.
+        const cuda::DeviceLinear odd = cuda::DeviceLinear::upload(
+            std::vector<float>(63 * 128, 0.5f), 63, 128, WeightFormat::INT4);
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 cuda::linear_swiglu<__half>(odd, hx, hy, hy, 1, ctx_, nullptr));
+        QVERIFY_THROWS_EXCEPTION(
+            Error, cuda::linear_swiglu<__half>(i4, hx, hy, nullptr, 1, ctx_, nullptr));
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::linear_add_rms_norm<__half>(
+                                            i4, hx, hy, nullptr, hx, hy, 1, 1e-6f, ctx_, nullptr));
         cudaFree(hx);
 
         QVERIFY_THROWS_EXCEPTION(Error, cuda::DeviceLinear::upload(w, 64, 127, WeightFormat::INT8));

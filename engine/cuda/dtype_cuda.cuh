@@ -42,6 +42,29 @@ __device__ __forceinline__ T swiglu_of(float gate, float up) {
     return from_f32<T>(act * up);
 }
 
+/// The last pass of the register-resident RMSNorm kernels (rms_norm_cuda.cu's, and the split-K
+/// sum fused with the residual add and norm in linear_kernels.cuh, which must give the same
+/// bits): the thread's 8-element chunks c = threadIdx.x + i · kThreads (i < kV, c < chunks) of
+/// the output row, out = T(weight · T(v · inv)), from the row's values v and the norm weight's
+/// chunks wv the thread kept. 16-byte aligned out_row.
+template <typename T, int kV, int kThreads>
+__device__ __forceinline__ void rms_norm_store(const float (&v)[kV][8], const uint4 (&wv)[kV],
+                                               int chunks, float inv, T* out_row) {
+    uint4* orow = reinterpret_cast<uint4*>(out_row);
+#pragma unroll
+    for (int i = 0; i < kV; ++i) {
+        const int c = threadIdx.x + i * kThreads;
+        if (c >= chunks) continue;
+        const T* we = reinterpret_cast<const T*>(&wv[i]);
+        uint4 o;
+        T* oe = reinterpret_cast<T*>(&o);
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+            oe[e] = from_f32<T>(to_f32(we[e]) * round_to<T>(v[i][e] * inv));
+        orow[c] = o;
+    }
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);

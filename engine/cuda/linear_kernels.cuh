@@ -1023,7 +1023,7 @@ __global__ void __launch_bounds__(kNormThreads)
     uint4* res = reinterpret_cast<uint4*>(residual + r * n);
     const uint4* wrow = reinterpret_cast<const uint4*>(weight);
     float v[kV][8];
-    uint4 wv[kV];
+    uint4 wv[kV] = {};
     float ss = 0.0f;
 #pragma unroll
     for (int i = 0; i < kV; ++i) {
@@ -1056,19 +1056,7 @@ __global__ void __launch_bounds__(kNormThreads)
         res[c] = xv;
     }
     const float inv = rsqrtf(block_sum(ss) / static_cast<float>(n) + eps);
-    uint4* orow = reinterpret_cast<uint4*>(out + r * n);
-#pragma unroll
-    for (int i = 0; i < kV; ++i) {
-        const int c = threadIdx.x + i * kNormThreads;
-        if (c >= chunks) continue;
-        const T* we = reinterpret_cast<const T*>(&wv[i]);
-        uint4 o;
-        T* oe = reinterpret_cast<T*>(&o);
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-            oe[e] = from_f32<T>(to_f32(we[e]) * round_to<T>(v[i][e] * inv));
-        orow[c] = o;
-    }
+    rms_norm_store<T, kV, kNormThreads>(v, wv, chunks, inv, out + r * n);
 }
 
 // ---- Dequantisation (prefill) -----------------------------------------------------------------

@@ -52,7 +52,8 @@ __global__ void __launch_bounds__(kThreads)
     uint4* row = reinterpret_cast<uint4*>(x + r * dim);
     const uint4* drow = delta ? reinterpret_cast<const uint4*>(delta + r * dim) : nullptr;
     const uint4* wrow = reinterpret_cast<const uint4*>(weight);
-    uint4 xv[kV], dv[kV], wv[kV];
+    // Zeroed: the host compiler of the emulation cannot see that unloaded chunks stay unread.
+    uint4 xv[kV] = {}, dv[kV] = {}, wv[kV] = {};
 #pragma unroll
     for (int i = 0; i < kV; ++i) {
         const int c = threadIdx.x + i * kThreads;
@@ -87,19 +88,7 @@ __global__ void __launch_bounds__(kThreads)
         }
     }
     const float inv = rsqrtf(block_sum(ss) / static_cast<float>(dim) + eps);
-    uint4* orow = reinterpret_cast<uint4*>(out + r * dim);
-#pragma unroll
-    for (int i = 0; i < kV; ++i) {
-        const int c = threadIdx.x + i * kThreads;
-        if (c >= chunks) continue;
-        const T* we = reinterpret_cast<const T*>(&wv[i]);
-        uint4 o;
-        T* oe = reinterpret_cast<T*>(&o);
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-            oe[e] = from_f32<T>(to_f32(we[e]) * round_to<T>(v[i][e] * inv));
-        orow[c] = o;
-    }
+    rms_norm_store<T, kV, kThreads>(v, wv, chunks, inv, out + r * dim);
 }
 
 template <typename T>
