@@ -42,6 +42,11 @@ __device__ __forceinline__ T swiglu_of(float gate, float up) {
     return from_f32<T>(act * up);
 }
 
+/// Threads per row of the register-resident RMSNorm kernels (rms_norm_cuda.cu's and the fused
+/// split-K sum's): one constant, since the order of their sums of squares, and with it their
+/// bits, depends on it.
+constexpr int kRmsNormThreads = 256;
+
 /// The last pass of the register-resident RMSNorm kernels (rms_norm_cuda.cu's, and the split-K
 /// sum fused with the residual add and norm in linear_kernels.cuh, which must give the same
 /// bits): the thread's 8-element chunks c = threadIdx.x + i · kThreads (i < kV, c < chunks) of

@@ -1002,7 +1002,7 @@ __global__ void sum_splits_swiglu_kernel(const float* partial, T* act, int split
     }
 }
 
-constexpr int kNormThreads = 256;  // threads per row of sum_splits_add_rms_norm_kernel
+constexpr int kNormThreads = kRmsNormThreads;  // threads per row of the kernel below
 
 // A layer's output y = T(Σ splits), then the residual add and RMSNorm of add_rms_norm()
 // (ops_cuda.h) fused: residual = T(residual + y), out = T(weight · T(residual ·

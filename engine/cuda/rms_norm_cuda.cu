@@ -11,7 +11,7 @@
 namespace mtdesk::cuda {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kRmsNormThreads;  // the fused split-K sum uses it too
 
 // One block per row. With `delta`, the row is first replaced by T(row + delta) (the residual
 // stream is 16-bit in the reference too).
