@@ -74,6 +74,23 @@ __device__ __forceinline__ void int4x8_to_float(uint32_t w, float* f) {
     }
 }
 
+// The GEMV's INT4 dequantisation (one PRMT per weight, no FADD): element q -> the float
+// 136 + q exactly (kInt4Offset + q). The biased nibble u = q + 8 goes into bits 16..19 under
+// the bits of 128.0f (0x43000000), whose mantissa step at that place is 1. The caller removes
+// the offset once per chunk: sum (136 + q) x = sum q x + 136 sum x. The products stay exact
+// (8-bit values times 16-bit activations); the fp32 sums run ~30x larger than sum q x, which
+// costs ~5 of fp32's 24 bits, far below the bf16 / fp16 rounding of y.
+constexpr float kInt4Offset = 136.0f;
+__device__ __forceinline__ void int4x8_to_offset_float(uint32_t w, float* f) {
+    const uint32_t even = (w & 0x0F0F0F0Fu) ^ 0x08080808u;        // elements 0, 2, 4, 6
+    const uint32_t odd = ((w >> 4) & 0x0F0F0F0Fu) ^ 0x08080808u;  // elements 1, 3, 5, 7
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        f[2 * i] = __uint_as_float(__byte_perm(even, 0x43000000u, 0x7044u | (i << 8)));
+        f[2 * i + 1] = __uint_as_float(__byte_perm(odd, 0x43000000u, 0x7044u | (i << 8)));
+    }
+}
+
 template <typename T>
 struct Act;
 
@@ -172,10 +189,11 @@ __device__ __forceinline__ void store_result(const GemvArgs& a, int mrow, int ro
 // steps of MT), over the k-slice blockIdx.y. Lane l takes the slice's chunks l, l + 32, ...: a
 // chunk is 16 bytes of each of the R rows (16 int8 or 32 int4 weights), dequantised in
 // registers and multiplied with the matching activations, which are loaded once per 8 elements
-// and reused for all R rows. INT4 sums each chunk (inside one group) before applying its scale;
-// INT8 applies the row scale once at the end; 16-bit weights (8 per chunk) are only widened.
-// Weight rows must hold whole 16-byte chunks (padded INT rows do; 16-bit rows need k % 8 == 0). The
-// first chunks are loaded before pdl_wait(): weights do not depend on the kernel before.
+// and reused for all R rows. INT4 sums each chunk (inside one group) of offset weights, removes
+// the offset with the chunk's sum of x (int4x8_to_offset_float), then applies its scale; INT8
+// applies the row scale once at the end; 16-bit weights (8 per chunk) are only widened. Weight rows
+// must hold whole 16-byte chunks (padded INT rows do; 16-bit rows need k % 8 == 0). The first
+// chunks are loaded before pdl_wait(): weights do not depend on the kernel before.
 template <WKind K, typename T, int R, int MT, bool kVecX>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
     constexpr int kElems = kChunkElems<K>;
@@ -227,6 +245,10 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
                 for (int i = 0; i < MT; ++i)
                     part[r][i] = 0.0f;
+            float xsum[MT];  // INT4: the chunk's sum of x per row of x (int4x8_to_offset_float)
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+                xsum[i] = 0.0f;
 #pragma unroll
             for (int s = 0; s < kSubs; ++s) {
                 const int k0 = c * kElems + s * 8;
@@ -235,7 +257,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     if constexpr (K == WKind::Int4) {
-                        int4x8_to_float(word_of(cur[r], s), wf[r]);
+                        int4x8_to_offset_float(word_of(cur[r], s), wf[r]);
                     } else if constexpr (K == WKind::F16) {
 #pragma unroll
                         for (int e = 0; e < 4; ++e)
@@ -250,6 +272,11 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                     if (m0 + i < a.m) {
                         float xf[8];
                         load_x8<T, kVecX>(x + std::size_t(m0 + i) * a.k, k0, a.k, xf);
+                        if constexpr (K == WKind::Int4) {
+#pragma unroll
+                            for (int e = 0; e < 8; ++e)
+                                xsum[i] += xf[e];
+                        }
 #pragma unroll
                         for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -266,7 +293,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                         __half2float(a.scales[std::size_t(row) * a.groups + c / a.group_chunks]);
 #pragma unroll
                     for (int i = 0; i < MT; ++i)
-                        acc[r][i] = fmaf(scale, part[r][i], acc[r][i]);
+                        acc[r][i] = fmaf(scale, fmaf(-kInt4Offset, xsum[i], part[r][i]), acc[r][i]);
                 } else {
 #pragma unroll
                     for (int i = 0; i < MT; ++i)
