@@ -63,7 +63,7 @@ struct HostWeight {
     std::vector<float> f16;  // F16: the weight's values (rounded to the activation type)
 };
 
-HostWeight make_weight(WKind kind, int n, int k, uint32_t seed) {
+HostWeight make_weight(WKind kind, int n, int k, uint32_t seed, int group = kInt4GroupSize) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal(0.0f, 0.05f);
     std::vector<float> w(static_cast<std::size_t>(n) * k);
@@ -74,7 +74,7 @@ HostWeight make_weight(WKind kind, int n, int k, uint32_t seed) {
     h.n = n;
     h.k = k;
     if (kind == WKind::Int4) {
-        h.q4 = quantize_int4(w, n, k);
+        h.q4 = quantize_int4(w, n, k, group);
         h.k_padded = h.q4.k_padded;
         h.group = h.q4.group;
         h.row_bytes = static_cast<std::size_t>(h.k_padded) / 2;
@@ -437,6 +437,22 @@ class TestLinearKernelsEmulated : public QObject {
         }
         failures << check<WKind::Int4, __half>(w4, 3, 2, false, 30);
         failures << check<WKind::Int8, __half>(w8, 8, 2, false, 31);
+        // Several chunks per lane (the next one's loads in flight during this one's
+        // arithmetic): INT4 k = 3200 (100 chunks, 3 or 4 per lane in one slice) with groups of
+        // 128 and 64, and of 96 (k = 3000 padded to 3072, three chunks a group); INT8 k = 1800
+        // (113 chunks).
+        const HostWeight w4long = make_weight(WKind::Int4, 20, 3200, 12);
+        const HostWeight w4g64 = make_weight(WKind::Int4, 20, 3200, 13, 64);
+        const HostWeight w4g96 = make_weight(WKind::Int4, 20, 3000, 14, 96);
+        const HostWeight w8long = make_weight(WKind::Int8, 20, 1800, 15);
+        for (int m : {1, 3}) {
+            for (int splits : {1, 2}) {
+                failures << check<WKind::Int4, __nv_bfloat16>(w4long, m, splits, false, 40 + m);
+                failures << check<WKind::Int4, __nv_bfloat16>(w4g64, m, splits, false, 50 + m);
+                failures << check<WKind::Int4, __half>(w4g96, m, splits, false, 60 + m);
+                failures << check<WKind::Int8, __nv_bfloat16>(w8long, m, splits, false, 65 + m);
+            }
+        }
         // 16-bit weights (BF16 / FP16 tiers at small m): k = 200, 25 chunks of 8.
         const HostWeight wb = make_f16_weight<__nv_bfloat16>(37, 200, 6);
         const HostWeight wh = make_f16_weight<__half>(37, 200, 7);
