@@ -47,6 +47,7 @@ struct HostWeight {
         a.chunks = static_cast<int>(row_bytes / kChunkBytes);
         a.groups = kind == WKind::Int4 ? k_padded / group : 1;
         a.group_chunks = kind == WKind::Int4 ? group / 32 : 1;
+        a.group_step = kind == WKind::Int4 ? gemv_group_step(a.group_chunks) : 0;
         a.n = n;
         a.k = k;
         return a;

@@ -88,6 +88,7 @@ GemvArgs args_of(const DeviceLinear& w) {
     if (w.format() == WeightFormat::INT4) {
         a.groups = w.k_padded() / w.group();
         a.group_chunks = w.group() / 32;
+        a.group_step = gemv_group_step(a.group_chunks);
     } else {
         a.groups = 1;
         a.group_chunks = 1;

@@ -81,9 +81,22 @@ __device__ __forceinline__ void int4x8_to_float(uint32_t w, float* f) {
 // (8-bit values times 16-bit activations); the fp32 sums run ~30x larger than sum q x, which
 // costs ~5 of fp32's 24 bits, far below the bf16 / fp16 rounding of y.
 constexpr float kInt4Offset = 136.0f;
+
+// (a & b) ^ c in one LOP3. The compiler splits (a & imm) ^ imm into two (a LOP3 holds one
+// immediate); with b and c in registers (set once, outside the loops) it is one.
+__device__ __forceinline__ uint32_t and_xor(uint32_t a, uint32_t b, uint32_t c) {
+#if defined(__CUDA_ARCH__)
+    uint32_t d;
+    asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#else
+    return (a & b) ^ c;
+#endif
+}
+
 __device__ __forceinline__ void int4x8_to_offset_float(uint32_t w, float* f) {
-    const uint32_t even = (w & 0x0F0F0F0Fu) ^ 0x08080808u;        // elements 0, 2, 4, 6
-    const uint32_t odd = ((w >> 4) & 0x0F0F0F0Fu) ^ 0x08080808u;  // elements 1, 3, 5, 7
+    const uint32_t even = and_xor(w, 0x0F0F0F0Fu, 0x08080808u);      // elements 0, 2, 4, 6
+    const uint32_t odd = and_xor(w >> 4, 0x0F0F0F0Fu, 0x08080808u);  // elements 1, 3, 5, 7
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         f[2 * i] = __uint_as_float(__byte_perm(even, 0x43000000u, 0x7044u | (i << 8)));
@@ -166,6 +179,7 @@ struct GemvArgs {
     std::size_t row_bytes;  // bytes per weight row
     int groups;             // INT4 scales per row
     int group_chunks;       // INT4: 16-byte chunks per group
+    int group_step;         // INT4: 32 / group_chunks where that divides evenly, else 0
     int chunks;             // 16-byte chunks per row
     int chunks_per_split;   // chunks of one split-K slice
     const void* x;          // [m, k] T
@@ -175,6 +189,11 @@ struct GemvArgs {
                             // T instead of y (null: y); n and the rows per warp even
     int m, n, k;
 };
+
+/// GemvArgs::group_step for INT4 groups of `group_chunks` chunks.
+inline int gemv_group_step(int group_chunks) {
+    return 32 % group_chunks == 0 ? 32 / group_chunks : 0;
+}
 
 /// One GEMV result: y directly (one split) or the split's partial sum.
 template <typename T>
@@ -209,6 +228,11 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
     for (int r = 0; r < R; ++r)
         wrow[r] = a.w + static_cast<std::size_t>(min(row0 + r, a.n - 1)) * a.row_bytes;
+    const __half* srow[R];  // INT4: each row's group scales
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        srow[r] =
+            a.scales + (K == WKind::Int4 ? std::size_t(min(row0 + r, a.n - 1)) * a.groups : 0);
     uint4 cur[R];
     auto load_first = [&] {
         if (c_begin + lane < c_end) {
@@ -230,6 +254,9 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
             for (int i = 0; i < MT; ++i)
                 acc[r][i] = 0.0f;
 
+        // INT4: the group of chunk c, c / group_chunks, stepped where group_chunks divides 32
+        // (one division per pass instead of one per chunk).
+        int g = K == WKind::Int4 ? (c_begin + lane) / a.group_chunks : 0;
         for (int c = c_begin + lane; c < c_end; c += 32) {
             // Issue the next chunk's loads before this chunk's arithmetic.
             uint4 next[R];
@@ -288,9 +315,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 if constexpr (K == WKind::Int4) {
-                    const int row = min(row0 + r, a.n - 1);
-                    const float scale =
-                        __half2float(a.scales[std::size_t(row) * a.groups + c / a.group_chunks]);
+                    const float scale = __half2float(srow[r][g]);
 #pragma unroll
                     for (int i = 0; i < MT; ++i)
                         acc[r][i] = fmaf(scale, fmaf(-kInt4Offset, xsum[i], part[r][i]), acc[r][i]);
@@ -305,6 +330,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 for (int r = 0; r < R; ++r)
                     cur[r] = next[r];
             }
+            if constexpr (K == WKind::Int4)
+                g = a.group_step > 0 ? g + a.group_step : cn / a.group_chunks;
         }
 
 #pragma unroll
