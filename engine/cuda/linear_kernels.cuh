@@ -74,6 +74,20 @@ __device__ __forceinline__ void int4x8_to_float(uint32_t w, float* f) {
     }
 }
 
+// The GEMV's INT8 dequantisation (one PRMT per weight, no FADD): byte q -> the float
+// 32896 + q exactly (kInt8Offset + q). The biased byte u = q + 128 goes into bits 8..15 under
+// the bits of 32768.0f (0x47000000), whose mantissa step at that place is 1; the caller removes
+// the offset once per chunk with the chunk's sum of x, as for INT4 below. The fp32 sums run
+// ~2^8 times larger than sum q x, which leaves ~2^-13 of relative precision per chunk, an
+// order of magnitude below the bf16 / fp16 rounding of y.
+constexpr float kInt8Offset = 32896.0f;
+__device__ __forceinline__ void int8x4_to_offset_float(uint32_t w, float* f) {
+    const uint32_t u = w ^ 0x80808080u;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        f[i] = __uint_as_float(__byte_perm(u, 0x47000000u, 0x7404u | (i << 4)));
+}
+
 // The GEMV's INT4 dequantisation (one PRMT per weight, no FADD): element q -> the float
 // 136 + q exactly (kInt4Offset + q). The biased nibble u = q + 8 goes into bits 16..19 under
 // the bits of 128.0f (0x43000000), whose mantissa step at that place is 1. The caller removes
@@ -208,9 +222,10 @@ __device__ __forceinline__ void store_result(const GemvArgs& a, int mrow, int ro
 // steps of MT), over the k-slice blockIdx.y. Lane l takes the slice's chunks l, l + 32, ...: a
 // chunk is 16 bytes of each of the R rows (16 int8 or 32 int4 weights), dequantised in
 // registers and multiplied with the matching activations, which are loaded once per 8 elements
-// and reused for all R rows. INT4 sums each chunk (inside one group) of offset weights, removes
-// the offset with the chunk's sum of x (int4x8_to_offset_float), then applies its scale; INT8
-// applies the row scale once at the end; 16-bit weights (8 per chunk) are only widened. Weight rows
+// and reused for all R rows. INT weights are dequantised with an offset (int4x8_to_offset_float,
+// int8x4_to_offset_float), which each chunk's sum loses again with the chunk's sum of x; INT4
+// then applies the chunk's group scale, INT8 the row scale once at the end; 16-bit weights (8
+// per chunk) are only widened. Weight rows
 // must hold whole 16-byte chunks (padded INT rows do; 16-bit rows need k % 8 == 0). The first
 // chunks are loaded before pdl_wait(): weights do not depend on the kernel before.
 template <WKind K, typename T, int R, int MT, bool kVecX>
@@ -272,7 +287,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
                 for (int i = 0; i < MT; ++i)
                     part[r][i] = 0.0f;
-            float xsum[MT];  // INT4: the chunk's sum of x per row of x (int4x8_to_offset_float)
+            float xsum[MT];  // INT: the chunk's sum of x per row of x (the offset weights)
 #pragma unroll
             for (int i = 0; i < MT; ++i)
                 xsum[i] = 0.0f;
@@ -290,8 +305,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                         for (int e = 0; e < 4; ++e)
                             Act<T>::widen2(word_of(cur[r], e), wf[r] + 2 * e);
                     } else {
-                        int8x4_to_float(word_of(cur[r], 2 * s), wf[r]);
-                        int8x4_to_float(word_of(cur[r], 2 * s + 1), wf[r] + 4);
+                        int8x4_to_offset_float(word_of(cur[r], 2 * s), wf[r]);
+                        int8x4_to_offset_float(word_of(cur[r], 2 * s + 1), wf[r] + 4);
                     }
                 }
 #pragma unroll
@@ -299,7 +314,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                     if (m0 + i < a.m) {
                         float xf[8];
                         load_x8<T, kVecX>(x + std::size_t(m0 + i) * a.k, k0, a.k, xf);
-                        if constexpr (K == WKind::Int4) {
+                        if constexpr (K != WKind::F16) {
 #pragma unroll
                             for (int e = 0; e < 8; ++e)
                                 xsum[i] += xf[e];
@@ -319,6 +334,10 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
                     for (int i = 0; i < MT; ++i)
                         acc[r][i] = fmaf(scale, fmaf(-kInt4Offset, xsum[i], part[r][i]), acc[r][i]);
+                } else if constexpr (K == WKind::Int8) {
+#pragma unroll
+                    for (int i = 0; i < MT; ++i)
+                        acc[r][i] += fmaf(-kInt8Offset, xsum[i], part[r][i]);
                 } else {
 #pragma unroll
                     for (int i = 0; i < MT; ++i)
