@@ -407,6 +407,11 @@ class TestLinearKernelsEmulated : public QObject {
         QCOMPARE(emulation::byte_perm(0x33221100u, 0x77665544u, 0x7632u), 0x77663322u);
         QCOMPARE(emulation::byte_perm(0x000080ffu, 0u, 0x4498u), 0x0000ffffu);
         QCOMPARE(emulation::byte_perm(0x000000abu, 0x4B000000u, 0x7440u), 0x4B0000abu);
+        // lop3's truth tables, evaluated bit by bit on the host.
+        const uint32_t a = 0x12345678u, b = 0x0F0F0F0Fu, c = 0x08080808u;
+        QCOMPARE(lop3<0x6A>(a, b, c), (a & b) ^ c);
+        QCOMPARE(lop3<0xEA>(a, b, c), (a & b) | c);
+        QCOMPARE(lop3<0x96>(a, b, c), a ^ b ^ c);
         // mma and shfl.bfly in one warp: D against a plain product (exact: small integers).
         std::vector<float> d(32 * 4, 0.0f);
         std::vector<int> shuffled(32, -1);

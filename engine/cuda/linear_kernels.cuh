@@ -96,16 +96,29 @@ __device__ __forceinline__ void int8x4_to_offset_float(uint32_t w, float* f) {
 // costs ~5 of fp32's 24 bits, far below the bf16 / fp16 rounding of y.
 constexpr float kInt4Offset = 136.0f;
 
-// (a & b) ^ c in one LOP3. The compiler splits (a & imm) ^ imm into two (a LOP3 holds one
-// immediate); with b and c in registers (set once, outside the loops) it is one.
-__device__ __forceinline__ uint32_t and_xor(uint32_t a, uint32_t b, uint32_t c) {
+// Any function of three words, bit by bit, in one LOP3: kLut is its truth table, bit
+// 4a + 2b + c of it the result for input bits a, b, c (PTX ISA, lop3). With the constants in
+// registers (set once, outside the loops): the compiler splits (a & imm) ^ imm into two, as a
+// LOP3 holds one immediate.
+template <unsigned kLut>
+__device__ __forceinline__ uint32_t lop3(uint32_t a, uint32_t b, uint32_t c) {
 #if defined(__CUDA_ARCH__)
     uint32_t d;
-    asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(kLut));
     return d;
 #else
-    return (a & b) ^ c;
+    uint32_t d = 0;
+    for (int i = 0; i < 8; ++i)
+        if ((kLut >> i) & 1u) d |= (i & 4 ? a : ~a) & (i & 2 ? b : ~b) & (i & 1 ? c : ~c);
+    return d;
 #endif
+}
+// (a & b) ^ c and (a & b) | c.
+__device__ __forceinline__ uint32_t and_xor(uint32_t a, uint32_t b, uint32_t c) {
+    return lop3<0x6A>(a, b, c);
+}
+__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
+    return lop3<0xEA>(a, b, c);
 }
 
 __device__ __forceinline__ void int4x8_to_offset_float(uint32_t w, float* f) {
@@ -225,9 +238,9 @@ __device__ __forceinline__ void store_result(const GemvArgs& a, int mrow, int ro
 // and reused for all R rows. INT weights are dequantised with an offset (int4x8_to_offset_float,
 // int8x4_to_offset_float), which each chunk's sum loses again with the chunk's sum of x; INT4
 // then applies the chunk's group scale, INT8 the row scale once at the end; 16-bit weights (8
-// per chunk) are only widened. Weight rows
-// must hold whole 16-byte chunks (padded INT rows do; 16-bit rows need k % 8 == 0). The first
-// chunks are loaded before pdl_wait(): weights do not depend on the kernel before.
+// per chunk) are only widened. Weight rows must hold whole 16-byte chunks (padded INT rows do;
+// 16-bit rows need k % 8 == 0). The first chunks are loaded before pdl_wait(): weights do not
+// depend on the kernel before.
 template <WKind K, typename T, int R, int MT, bool kVecX>
 __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
     constexpr int kElems = kChunkElems<K>;
@@ -432,17 +445,6 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 //    row scale is applied in fp32 at the end.
 
 constexpr int kRoundBytes = 64;  // per weight row and round
-
-// (a & b) | c in one LOP3.
-__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
-#if defined(__CUDA_ARCH__)
-    uint32_t d;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-#else
-    return (a & b) | c;
-#endif
-}
 
 // The mma and the INT4 dequantisation for 16-bit type T (bf16 or fp16): the same steps, with
 // T's "magic" exponent (bf16 128.0, fp16 1024.0; the nibble u = q + 8 lands in the mantissa)
