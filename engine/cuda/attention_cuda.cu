@@ -701,13 +701,6 @@ void launch_prefill(int pad, cudaStream_t stream, const T* q, int64_t q_stride,
 }
 
 /// Whether the current device runs mma.sync m16n8k16 in bf16/fp16 (sm_80 and later).
-int device_sm_count() {
-    int device = 0, sms = 0;
-    MTDESK_CUDA_CHECK(cudaGetDevice(&device));
-    MTDESK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return sms;
-}
-
 bool device_has_mma_m16n8k16() {
     int device = 0, major = 0;
     MTDESK_CUDA_CHECK(cudaGetDevice(&device));
@@ -778,7 +771,7 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
     const bool per_kv_head =
         packable && (grouping == AttentionGrouping::PerKvHead ||
                      (grouping == AttentionGrouping::Auto &&
-                      static_cast<long>(piece) * kv_heads * launched >= device_sm_count()));
+                      static_cast<long>(piece) * kv_heads * launched >= current_sm_count()));
     const int block_heads = per_kv_head ? group : 1;
     auto run = [&](dim3 grid, int token0, const Partials& partials) {
         grid.y = heads / block_heads;

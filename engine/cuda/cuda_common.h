@@ -23,6 +23,14 @@ inline void check(cudaError_t status, const char* what, const char* file, int li
 /// After a kernel launch: launch errors (bad configuration) surface here.
 #define MTDESK_CUDA_CHECK_LAUNCH() MTDESK_CUDA_CHECK(cudaGetLastError())
 
+/// Multiprocessors of the current device (at least 1). Throws Error when CUDA cannot say.
+inline int current_sm_count() {
+    int device = 0, sms = 0;
+    MTDESK_CUDA_CHECK(cudaGetDevice(&device));
+    MTDESK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms > 0 ? sms : 1;
+}
+
 /// Whether the engine's kernels are launched with programmatic dependent launch (see
 /// launch_cuda.cuh): on by default where the device has it (sm_90+), set when a model opens its
 /// device; off to compare. Process-wide, as kernel launch helpers take no context.

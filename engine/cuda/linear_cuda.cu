@@ -57,14 +57,6 @@ int current_sm_major() {
     return major;
 }
 
-int current_sm_count() {
-    int device = 0, sms = 0;
-    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-               "cudaDeviceGetAttribute(MultiProcessorCount)");
-    return std::max(sms, 1);
-}
-
 // ---- Host conversions -------------------------------------------------------------------------
 
 uint16_t bf16_bits(float f) {

@@ -374,7 +374,13 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 for (int off = 16; off > 0; off >>= 1)
                     acc[r][i] += __shfl_xor_sync(0xffffffffu, acc[r][i], off);
 
-        // Each lane writes some of the R × MT results (all lanes hold every sum).
+        // Each lane writes some of the R × MT results (all lanes hold every sum); INT8 applies
+        // the row scale here.
+        auto result = [&](int r, int i) {
+            float v = acc[r][i];
+            if constexpr (K == WKind::Int8) v *= __half2float(a.scales[row0 + r]);
+            return v;
+        };
         if (a.act == nullptr || gridDim.y > 1) {
 #pragma unroll
             for (int r = 0; r < R; ++r) {
@@ -382,9 +388,7 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 for (int i = 0; i < MT; ++i) {
                     const int row = row0 + r, mrow = m0 + i;
                     if (lane != (r * MT + i) % 32 || row >= a.n || mrow >= a.m) continue;
-                    float v = acc[r][i];
-                    if constexpr (K == WKind::Int8) v *= __half2float(a.scales[row]);
-                    store_result<T>(a, mrow, row, v);
+                    store_result<T>(a, mrow, row, result(r, i));
                 }
             }
         } else if constexpr (R % 2 == 0) {
@@ -396,13 +400,8 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
                 for (int i = 0; i < MT; ++i) {
                     const int row = row0 + r, mrow = m0 + i;
                     if (lane != (r * MT + i) % 32 || row >= a.n || mrow >= a.m) continue;
-                    float g = acc[r][i], up = acc[r + 1][i];
-                    if constexpr (K == WKind::Int8) {
-                        g *= __half2float(a.scales[row]);
-                        up *= __half2float(a.scales[row + 1]);
-                    }
                     static_cast<T*>(a.act)[std::size_t(mrow) * (a.n / 2) + row / 2] =
-                        swiglu_of<T>(round_to<T>(g), round_to<T>(up));
+                        swiglu_of<T>(round_to<T>(result(r, i)), round_to<T>(result(r + 1, i)));
                 }
             }
         }
