@@ -207,8 +207,10 @@ class TestGpuLinear : public QObject {
         const auto tc = major >= 8 ? cuda::LinearPath::GemvTensorCores : cuda::LinearPath::GemvSimt;
         QCOMPARE(cuda::linear_path(i4, x, 2, ctx_), tc);
         QCOMPARE(cuda::linear_path(i8, x, cuda::kGemvMaxM, ctx_), tc);
-        // One row: the SIMT kernel is faster; misaligned x: only the SIMT kernel can.
-        QCOMPARE(cuda::linear_path(i4, x, 1, ctx_), cuda::LinearPath::GemvSimt);
+        // One row: INT4 on the tensor cores (the one-row kernel), INT8 on the SIMT kernel up to
+        // two rows; misaligned x: only the SIMT kernel can.
+        QCOMPARE(cuda::linear_path(i4, x, 1, ctx_), tc);
+        QCOMPARE(cuda::linear_path(i4, x + 2, 1, ctx_), cuda::LinearPath::GemvSimt);
         QCOMPARE(cuda::linear_path(i8, x, 2, ctx_), cuda::LinearPath::GemvSimt);
         QCOMPARE(cuda::linear_path(i8, x + 2, 8, ctx_), cuda::LinearPath::GemvSimt);
         QCOMPARE(cuda::linear_path(i4, x, cuda::kGemvMaxM + 1, ctx_),

@@ -172,24 +172,30 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
     a.y = y.data();
     a.m = m;
     a.partial = partial.data();
-    if (fused.kind == Fused<T>::SwiGlu && !tensor_cores) a.act = fused.act->data();
+    // As run_gemv / run_mma_gemv pick: INT4 at one row of x runs the one-row tensor-core
+    // kernel, which like the SIMT kernel stores SwiGLU itself when it runs in one slice.
+    const bool row_kernel = tensor_cores && K == WKind::Int4 && m == 1;
+    if (fused.kind == Fused<T>::SwiGlu && (!tensor_cores || row_kernel)) a.act = fused.act->data();
     int used = 1;
     const dim3 block(kWarps * 32);
     if (tensor_cores) {
         MmaGemvArgs ma{};
         ma.g = a;
-        ma.rounds = static_cast<int>((w.row_bytes + kRoundBytes - 1) / kRoundBytes);
+        const int round_bytes = row_kernel ? kRowRoundBytes : kRoundBytes;
+        ma.rounds = static_cast<int>((w.row_bytes + round_bytes - 1) / round_bytes);
         ma.rounds_per_group = K == WKind::Int4 ? w.group / 128 : 1;
         ma.rounds_per_split = (ma.rounds + splits - 1) / splits;
         used = (ma.rounds + ma.rounds_per_split - 1) / ma.rounds_per_split;
-        const int block_rows = kWarps * kMmaWarpRows<4>;
+        const int block_rows = kWarps * (row_kernel ? kRowWarpRows<kRowTiles> : kMmaWarpRows<4>);
         const dim3 grid((w.n + block_rows - 1) / block_rows, used);
         auto mma = [&]<int kTiles, bool kUpper, bool kSmemX>() {
             emulation::launch_with_shared(
                 mma_gemv_kernel<K, T, kTiles, 4, kUpper, kSmemX, kMmaStages<kTiles>>, grid, block,
                 MmaSmem<K, kTiles, 4, kSmemX, kMmaStages<kTiles>>::bytes(), ma);
         };
-        if (m <= 8)
+        if (row_kernel)
+            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, block, ma);
+        else if (m <= 8)
             mma.template operator()<1, false, false>();
         else if (m <= 16)
             mma.template operator()<1, true, false>();
@@ -489,6 +495,19 @@ class TestLinearKernelsEmulated : public QObject {
                 failures << check<WKind::Int8, __nv_bfloat16>(w8, m, splits, true, 50 + m);
             }
         }
+        // One row of INT4 (mma_gemv_row_kernel, rounds of 512 bytes a row): n = 37 (an odd
+        // row in the last tile); k = 3000 (three rounds, the last past k from 3000) in one and
+        // two slices; groups of 256 (k = 2500: the third round holds four segments of eight)
+        // and of 384 (three segments each: the group index is divided, not stepped); fp16.
+        const HostWeight w4r = make_weight(WKind::Int4, 37, 3000, 5);
+        const HostWeight w4r256 = make_weight(WKind::Int4, 37, 2500, 16, 256);
+        const HostWeight w4r384 = make_weight(WKind::Int4, 37, 2304, 17, 384);
+        for (int splits : {1, 2}) {
+            failures << check<WKind::Int4, __nv_bfloat16>(w4r, 1, splits, true, 63 + splits);
+            failures << check<WKind::Int4, __half>(w4r, 1, splits, true, 65 + splits);
+            failures << check<WKind::Int4, __nv_bfloat16>(w4r256, 1, splits, true, 67 + splits);
+            failures << check<WKind::Int4, __nv_bfloat16>(w4r384, 1, splits, true, 69 + splits);
+        }
         failures << check<WKind::Int4, __half>(w4, 9, 2, true, 60);
         failures << check<WKind::Int4, __half>(w4, 33, 1, true, 61);
         failures << check<WKind::Int8, __half>(w8, 17, 2, true, 62);
@@ -515,6 +534,10 @@ class TestLinearKernelsEmulated : public QObject {
             failures << check_add_rms_norm<WKind::Int8, __half>(w8, m, 2, false, 40 + m);
         }
         failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wt, 9, 2, true, 50);
+        // INT4 at one row on the tensor cores: SwiGLU in its store (one slice) or in the sum.
+        const HostWeight wr = make_weight(WKind::Int4, 40, 3000, 18);
+        failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wr, 1, 1, true, 52);
+        failures << check_swiglu<WKind::Int4, __half>(wr, 1, 2, true, 53);
         failures << check_add_rms_norm<WKind::Int4, __half>(wt, 17, 2, true, 51);
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));

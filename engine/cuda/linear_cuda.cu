@@ -190,13 +190,13 @@ void launch_gemv_tile(const GemvArgs& a, bool vec_x, dim3 grid, cudaStream_t str
 constexpr int kMmaMaxM = 64;
 constexpr int kMmaWarpXMaxM = 16;
 
-/// Rows of x from which the tensor-core GEMV beats the SIMT one (H200, bench_linear,
-/// 2026-11-30): below, the SIMT kernel wins on the large layers (28672 × 4096, µs per call SIMT
-/// vs tensor cores: INT8 m = 1, 2: 31.3 vs 49.8, 42.7 vs 48.5; INT4 m = 1: 26.7 vs 30.5); where
-/// the tensor-core kernel is faster at one row (4096 × 14336, 4096 × 4096) the engine as a whole
-/// was not (docs/benchmarks.md).
+/// Rows of x from which the tensor-core GEMV beats the SIMT one (H200, bench_linear): INT4
+/// from one row, where the one-row kernel (mma_gemv_row_kernel) is as fast on the largest
+/// layer and faster on the others (figures at kRowTiles); INT8 from three: at one and two rows
+/// the SIMT kernel wins on the large layers (28672 × 4096, µs per call SIMT vs tensor cores:
+/// m = 1, 2: 31.3 vs 49.8, 42.7 vs 48.5).
 int mma_min_m(WeightFormat f) {
-    return f == WeightFormat::INT4 ? 2 : 3;
+    return f == WeightFormat::INT4 ? 1 : 3;
 }
 
 /// Output rows per warp of the SIMT GEMV reading 16-bit weights for m rows of x, or 0 where
@@ -266,9 +266,41 @@ void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream
         launch_mma_kernel<K, T, 1, kN, false, false>(a, grid, stream);
 }
 
+// INT4 at one row of x: mma_gemv_row_kernel, with the SIMT GEMV's split-K rule (one wave of
+// 16 warps per multiprocessor at most) and its SwiGLU store at one slice.
+template <typename T>
+void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ctx,
+                      cudaStream_t stream, const Epilogue& e) {
+    MmaGemvArgs a{};
+    a.g = args_of(w);
+    a.g.x = x;
+    a.g.y = y;
+    a.g.m = 1;
+    a.g.partial = static_cast<float*>(ctx.workspace);
+    a.rounds = static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
+    a.rounds_per_group = w.group() / 128;
+    const int splits = split_count(a.g.n, 1, kRowWarpRows<kRowTiles>, a.g.chunks, ctx.sm_count,
+                                   ctx.workspace ? ctx.workspace_bytes : 0);
+    a.rounds_per_split = (a.rounds + splits - 1) / splits;
+    const int used_splits = (a.rounds + a.rounds_per_split - 1) / a.rounds_per_split;
+    const bool fused_store = e.kind == Epilogue::Kind::SwiGlu && used_splits == 1;
+    a.g.act = fused_store ? e.act : nullptr;
+    const int block_rows = kWarps * kRowWarpRows<kRowTiles>;
+    const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
+    launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, dim3(kWarps * 32), 0, stream, a);
+    check_cuda(cudaGetLastError(), "one-row tensor-core GEMV kernel launch");
+    if (used_splits > 1)
+        finish_splits(a.g.partial, y, used_splits, 1, a.g.n, e, stream);
+    else if (!fused_store)
+        finish_unfused(e, y, 1, a.g.n, stream);
+}
+
 template <WKind K, typename T>
 void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
                   cudaStream_t stream, const Epilogue& e) {
+    if constexpr (K == WKind::Int4) {
+        if (m == 1) return run_mma_gemv_row(w, x, y, ctx, stream, e);
+    }
     for (int m0 = 0; m0 < m; m0 += kMmaMaxM) {
         const int mm = std::min(kMmaMaxM, m - m0);
         const int kn = mma_tiles_n(mm);

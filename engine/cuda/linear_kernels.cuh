@@ -113,12 +113,9 @@ __device__ __forceinline__ uint32_t lop3(uint32_t a, uint32_t b, uint32_t c) {
     return d;
 #endif
 }
-// (a & b) ^ c and (a & b) | c.
+// (a & b) ^ c.
 __device__ __forceinline__ uint32_t and_xor(uint32_t a, uint32_t b, uint32_t c) {
     return lop3<0x6A>(a, b, c);
-}
-__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
-    return lop3<0xEA>(a, b, c);
 }
 
 __device__ __forceinline__ void int4x8_to_offset_float(uint32_t w, float* f) {
@@ -453,9 +450,9 @@ struct Mma {
     static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
     using T2 = std::conditional_t<kBf16, __nv_bfloat162, __half2>;
     static constexpr uint32_t kMagic = kBf16 ? 0x43004300u : 0x64006400u;
-    static constexpr uint32_t kBias = kBf16 ? 0x43084308u : 0x64086408u;  // magic + 8
-    static constexpr uint32_t kSixteenth = 0x2C002C00u;                   // fp16 1/16
-    static constexpr uint32_t kHighBias = 0xD480D480u;  // fp16 -(1024 / 16 + 8) = -72
+    static constexpr uint32_t kBias = kMagic + 0x00080008u;  // magic + 8
+    static constexpr uint32_t kSixteenth = 0x2C002C00u;      // fp16 1/16
+    static constexpr uint32_t kHighBias = 0xD480D480u;       // fp16 -(1024 / 16 + 8) = -72
 
     static __device__ __forceinline__ T2 as_t2(uint32_t v) { return *reinterpret_cast<T2*>(&v); }
     static __device__ __forceinline__ uint32_t bits(T2 v) {
@@ -470,19 +467,19 @@ struct Mma {
     /// Eight INT4 codes (nibble e = element e) -> the exact pairs (e0,e4), (e1,e5), (e2,e6),
     /// (e3,e7) as T.
     static __device__ __forceinline__ void dequant(uint32_t word, uint32_t* out) {
-        const uint32_t u = word ^ 0x88888888u;  // q + 8 in every nibble
         if constexpr (kBf16) {
             // bf16's 7-bit mantissa holds a nibble only in its low bits: shift each pair there.
 #pragma unroll
             for (int p = 0; p < 4; ++p)
-                out[p] =
-                    bits(__hsub2(as_t2(and_or(u >> (4 * p), 0x000F000Fu, kMagic)), as_t2(kBias)));
+                out[p] = bits(
+                    __hsub2(as_t2(and_xor(word >> (4 * p), 0x000F000Fu, kBias)), as_t2(kBias)));
         } else {
+            constexpr uint32_t kHighMagic = 0x64806480u;  // magic, and 8 · 16 to bias the code
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const uint32_t v = u >> (8 * h);
-                out[2 * h] = bits(__hsub2(as_t2(and_or(v, 0x000F000Fu, kMagic)), as_t2(kBias)));
-                const T2 high = as_t2(and_or(v, 0x00F000F0u, kMagic));
+                const uint32_t v = word >> (8 * h);
+                out[2 * h] = bits(__hsub2(as_t2(and_xor(v, 0x000F000Fu, kBias)), as_t2(kBias)));
+                const T2 high = as_t2(and_xor(v, 0x00F000F0u, kHighMagic));
 #if defined(__CUDA_ARCH__)
                 out[2 * h + 1] = bits(__hfma2(high, as_t2(kSixteenth), as_t2(kHighBias)));
 #else  // the host has no __hfma2; both steps are exact here
@@ -493,12 +490,13 @@ struct Mma {
     }
     /// Eight INT4 codes -> the pairs of (e0,e4), (e1,e5), (e2,e6), (e3,e7) as magic + q + 8,
     /// exact in T; a sum of products with them exceeds the sum with q by (magic + 8) · Σx,
-    /// which the caller subtracts (one LOP3 and one shift per pair instead of also an HSUB2).
+    /// which the caller subtracts. One shift and one LOP3 per pair: the mask takes the pair's
+    /// nibbles, the XOR with magic + 8 sets the exponent and turns q into q + 8 (its top bit
+    /// flipped).
     static __device__ __forceinline__ void biased(uint32_t word, uint32_t* out) {
-        const uint32_t u = word ^ 0x88888888u;  // q + 8 in every nibble
 #pragma unroll
         for (int p = 0; p < 4; ++p)
-            out[p] = and_or(u >> (4 * p), 0x000F000Fu, kMagic);
+            out[p] = and_xor(word >> (4 * p), 0x000F000Fu, kBias);
     }
     static __device__ __forceinline__ uint32_t mul(uint32_t a, uint32_t b) {
         return bits(__hmul2(as_t2(a), as_t2(b)));
@@ -1024,6 +1022,206 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
                     store_result<T>(a, mrow, col, acc[i][tile][e] * rs[e & 1]);
                 }
             }
+        }
+    }
+}
+
+/// Output rows per warp of the one-row tensor-core GEMV: two per m16 tile.
+template <int kP>
+constexpr int kRowWarpRows = 2 * kP;
+/// Bytes of each weight row per round of the one-row tensor-core GEMV: 8 segments of 64.
+constexpr int kRowRoundBytes = 512;
+/// Its shape as the engine runs it (bench_linear on an H200, µs at one row, against the SIMT
+/// kernel's, which the layers ran before): m16 tiles per warp (2: four rows, the SIMT kernel's
+/// split-K), rounds in flight beside the one in use (1; 3, 5 or 7 held more registers and
+/// left fewer warps: 28672 × 4096 29–30 µs), and blocks per multiprocessor its registers are
+/// held to (4, at most 128 registers: 16 warps; unbounded it takes 136, 12 warps, which is
+/// faster on some one-wave layers and slower on the large ones, e.g. 4096 × 14336 15.5 µs
+/// against 12.9).
+constexpr int kRowTiles = 2;
+constexpr int kRowDepth = 1;
+constexpr int kRowMinBlocks = 4;
+
+// INT4 at one row of x on the tensor cores (sm_80+), the weights loaded straight into
+// registers: grid (ceil(n / (4 · 2 · kP)), splits), 4 warps of kP m16 tiles each, no shared
+// memory. The SIMT kernel spends ~30 instructions on every 8 weights, most of them on the
+// integer pipe (a byte permute per weight), which bounds it below the memory bandwidth; here 8
+// weights take one shift and one LOP3 per pair (Mma::biased) and an eighth of an mma.
+//
+// Which k a fragment slot holds may differ per fragment row as long as B's column of the same
+// index is built with the same mapping: D[i][i % 8] is then row i's sum, the other columns are
+// discarded. So the 16 A rows of tile p are two weight rows in 8 segments each: A row g is
+// segment g of weight row row0 + 2p, A row g + 8 the same segment of row row0 + 2p + 1, and
+// thread (g, t), which builds B's column g from x itself, takes segment g's x. A round is 512
+// bytes of each row (1024 weights); segment g is its bytes 64 g .. 64 g + 63, of which thread t
+// loads 16 (word j: elements 8j .. 8j + 7, paired as Mma::biased pairs them). A warp's load is
+// then 512 contiguous bytes of one row, as in the SIMT kernel, and a segment (128 weights) lies
+// in one group (group % 128 == 0). The sums D[g][g] (thread (g, g / 2), accumulator g % 2, and
+// + 2 for the second row) are scaled per round with the segment's group scale and summed over
+// the warp at the end. bf16 leaves the weights biased by 136 and subtracts 136 · Σx, which one
+// mma per step with A = 136 gives, column by column like the sums; fp16 removes the bias in the
+// fragments (Mma::dequant). kD rounds are loaded ahead of the one in use (a ring of register
+// sets, no copies); the first before pdl_wait(): weights do not depend on the kernel before.
+// bench_linear on an H200, µs at one row, SIMT kernel → this one: 7B layers 28672 × 4096 22.3 →
+// 22.4, 4096 × 14336 14.1 → 12.9, 6144 × 4096 7.4 → 7.2, 4096 × 4096 6.4 → 6.5; 1.8B layers
+// 12288 × 2048 7.6 → 7.2, 2048 × 6144 5.5 → 5.5, 3072 × 2048 3.3 → 3.0, 2048 × 2048 2.9 → 2.5.
+template <typename T, int kP, int kD>
+__global__ void __launch_bounds__(kWarps * 32, kRowMinBlocks)
+    mma_gemv_row_kernel(const MmaGemvArgs ma) {
+    constexpr bool kBiasedW = Mma<T>::kBf16;
+    const GemvArgs& a = ma.g;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int row0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * kRowWarpRows<kP>;
+    if (row0 >= a.n) return;  // whole warps only: no block-level synchronisation below
+    const int r_begin = blockIdx.y * ma.rounds_per_split;
+    const int r_end = min(ma.rounds, r_begin + ma.rounds_per_split);
+    const int segments = static_cast<int>(a.row_bytes / 64);  // of 128 weights, per row
+    const int rpg = ma.rounds_per_group;                      // segments per group
+    const int group_step = kRowRoundBytes / 64 % rpg == 0 ? kRowRoundBytes / 64 / rpg : 0;
+
+    // This thread's 16 bytes of segment g of each of its rows in round r_begin, and the
+    // segment's group scale; advanced round by round.
+    const uint8_t* wsrc[kP][2];
+    const __half* ssrc[kP][2];
+#pragma unroll
+    for (int p = 0; p < kP; ++p)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = min(row0 + 2 * p + h, a.n - 1);
+            wsrc[p][h] = a.w + std::size_t(row) * a.row_bytes +
+                         std::size_t(r_begin) * kRowRoundBytes + g * 64 + t * kChunkBytes;
+            ssrc[p][h] = a.scales + std::size_t(row) * a.groups;
+        }
+    int seg = r_begin * 8 + g;
+    int group = seg / rpg;
+    auto load_round = [&](uint4(&wv)[kP][2], __half(&sv)[kP][2]) {
+        const bool valid = seg < segments;  // zeros past the row: x is zero there too
+#pragma unroll
+        for (int p = 0; p < kP; ++p)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                wv[p][h] = valid ? load_weights(wsrc[p][h]) : make_uint4(0, 0, 0, 0);
+                sv[p][h] = valid ? __ldg(ssrc[p][h] + group) : __ushort_as_half(0);
+                wsrc[p][h] += kRowRoundBytes;
+            }
+        seg += 8;
+        group = group_step > 0 ? group + group_step : seg / rpg;
+    };
+    // kD rounds in flight beside the one in use: a ring of kD + 1 register sets, indexed by
+    // compile-time constants (the loop body is unrolled over the ring).
+    constexpr int kSets = kD + 1;
+    static_assert(kSets % 2 == 0, "x alternates between two buffers within the unrolled body");
+    uint4 w[kSets][kP][2];
+    __half s[kSets][kP][2] = {};
+#pragma unroll
+    for (int i = 0; i < kD; ++i)
+        if (r_begin + i < r_end) load_round(w[i], s[i]);
+    pdl_wait();
+    pdl_launch_dependents();
+
+    // x[1024 r + 128 g + 32 t + 8 j .. + 7] for j = 0..3: zeros past k.
+    const T* xsrc = static_cast<const T*>(a.x) + g * 128 + t * 32;
+    uint4 xv[2][4];
+    auto load_x = [&](int r, uint4(&v)[4]) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int k0 = r * 1024 + g * 128 + t * 32 + 8 * j;
+            v[j] = k0 < a.k ? __ldg(reinterpret_cast<const uint4*>(xsrc + r * 1024 + 8 * j))
+                            : make_uint4(0, 0, 0, 0);
+        }
+    };
+    load_x(r_begin, xv[0]);
+
+    const int e = g & 1;  // this thread's accumulator of column g (when t == g / 2)
+    float acc[kP][2];
+#pragma unroll
+    for (int p = 0; p < kP; ++p)
+        acc[p][0] = acc[p][1] = 0.0f;
+    for (int r0 = r_begin; r0 < r_end; r0 += kSets) {
+#pragma unroll
+        for (int i = 0; i < kSets; ++i) {
+            const int r = r0 + i;
+            if (r >= r_end) break;
+            // Round r + kD's weights and scales, and round r + 1's x, in flight during this
+            // round's arithmetic.
+            if (r + kD < r_end) load_round(w[(i + kD) % kSets], s[(i + kD) % kSets]);
+            if (r + 1 < r_end) load_x(r + 1, xv[(i + 1) % 2]);
+            // B fragments (column g): pairs (x0,x4), (x1,x5) for step 2j, (x2,x6), (x3,x7) for
+            // step 2j + 1 of block j, as Mma::biased pairs the weights.
+            const uint4* xr = xv[i % 2];
+            uint32_t xb[4][2][2];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                xb[j][0][0] = __byte_perm(xr[j].x, xr[j].z, 0x5410);
+                xb[j][0][1] = __byte_perm(xr[j].x, xr[j].z, 0x7632);
+                xb[j][1][0] = __byte_perm(xr[j].y, xr[j].w, 0x5410);
+                xb[j][1][1] = __byte_perm(xr[j].y, xr[j].w, 0x7632);
+            }
+            float bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // (magic + 8) · Σx of column 2t, 2t + 1
+            if constexpr (kBiasedW) {
+                const uint32_t c[4] = {Mma<T>::kBias, Mma<T>::kBias, Mma<T>::kBias, Mma<T>::kBias};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    Mma<T>::mma(bias, c, xb[j][0]);
+                    Mma<T>::mma(bias, c, xb[j][1]);
+                }
+            }
+            const float b = e ? bias[1] : bias[0];
+#pragma unroll
+            for (int p = 0; p < kP; ++p) {
+                float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    uint32_t lo[4], hi[4];  // A rows g and g + 8: pairs 0..3 of word j
+                    if constexpr (kBiasedW) {
+                        Mma<T>::biased(word_of(w[i][p][0], j), lo);
+                        Mma<T>::biased(word_of(w[i][p][1], j), hi);
+                    } else {
+                        Mma<T>::dequant(word_of(w[i][p][0], j), lo);
+                        Mma<T>::dequant(word_of(w[i][p][1], j), hi);
+                    }
+#pragma unroll
+                    for (int step = 0; step < 2; ++step) {
+                        const uint32_t af[4] = {lo[2 * step], hi[2 * step], lo[2 * step + 1],
+                                                hi[2 * step + 1]};
+                        Mma<T>::mma(part, af, xb[j][step]);
+                    }
+                }
+                acc[p][0] = fmaf((e ? part[1] : part[0]) - b, __half2float(s[i][p][0]), acc[p][0]);
+                acc[p][1] = fmaf((e ? part[3] : part[2]) - b, __half2float(s[i][p][1]), acc[p][1]);
+            }
+        }
+    }
+    // Row sums: the eight segments' partial sums (thread (g, g / 2) holds segment g's) summed
+    // over the warp in a fixed order; every lane then holds them.
+    const bool holder = t == (g >> 1);
+    float sum[kP][2];
+#pragma unroll
+    for (int p = 0; p < kP; ++p)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            sum[p][h] = holder ? acc[p][h] : 0.0f;
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1)
+                sum[p][h] += __shfl_xor_sync(0xffffffffu, sum[p][h], off);
+        }
+    if (a.act == nullptr || gridDim.y > 1) {
+#pragma unroll
+        for (int p = 0; p < kP; ++p)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = row0 + 2 * p + h;
+                if (lane == 2 * p + h && row < a.n) store_result<T>(a, 0, row, sum[p][h]);
+            }
+    } else {
+        // One slice: SwiGLU of the gate / up pair (rows 2j, 2j + 1 = a tile's two rows), each
+        // first rounded to T as y would be.
+#pragma unroll
+        for (int p = 0; p < kP; ++p) {
+            const int row = row0 + 2 * p;
+            if (lane == p && row < a.n)
+                static_cast<T*>(a.act)[row / 2] =
+                    swiglu_of<T>(round_to<T>(sum[p][0]), round_to<T>(sum[p][1]));
         }
     }
 }
