@@ -174,9 +174,9 @@ struct LinearContext {
     /// the grid fills whole waves. Tests set it to run both.
     int f16_gemv_rows = 0;
     /// The GEMV path multiplies on the tensor cores where it can and where that is faster
-    /// (sm_80+, k a multiple of 8, 16-byte aligned x, INT4 groups a multiple of 128, m >= 2 for
-    /// INT4 and >= 3 for INT8), else with the SIMT kernel. Tests and benchmarks clear it to
-    /// run the SIMT kernel.
+    /// (sm_80+, k a multiple of 8, 16-byte aligned x, INT4 groups a multiple of 128, m >= 1 for
+    /// INT4, one row in a kernel of its own, and >= 3 for INT8), else with the SIMT kernel.
+    /// Tests and benchmarks clear it to run the SIMT kernel.
     bool tensor_core_gemv = true;
     /// Rows of x from which the GEMV path uses the tensor cores; 0 = the measured crossover
     /// above. Benchmarks set it to time the tensor-core kernel at fewer rows.
@@ -244,7 +244,7 @@ void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, Linea
 /// The layer, the residual add and the RMSNorm after it: y = x · Wᵀ [m, n], residual [m, n] =
 /// T(residual + T(y)), out [m, n] = rms_norm(residual) with `norm_weight` [n] and `eps`:
 /// linear() then add_rms_norm() (ops_cuda.h), bit for bit. Where a GEMV path splits k in up to 4
-/// slices (one row of x: the SIMT GEMV's 2-4), its split-K sum does the add and the norm too
+/// slices (one row of x: the GEMVs' 2-4), its split-K sum does the add and the norm too
 /// (one kernel instead of two, for rows of whole 16-byte chunks up to 8192 elements and 16-byte
 /// aligned residual, weight and out); otherwise y (scratch) is written and add_rms_norm()
 /// follows. out must not overlap residual or x. Throws

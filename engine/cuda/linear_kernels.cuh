@@ -1045,8 +1045,9 @@ constexpr int kRowMinBlocks = 4;
 // INT4 at one row of x on the tensor cores (sm_80+), the weights loaded straight into
 // registers: grid (ceil(n / (4 · 2 · kP)), splits), 4 warps of kP m16 tiles each, no shared
 // memory. The SIMT kernel spends ~30 instructions on every 8 weights, most of them on the
-// integer pipe (a byte permute per weight), which bounds it below the memory bandwidth; here 8
-// weights take one shift and one LOP3 per pair (Mma::biased) and an eighth of an mma.
+// integer pipe (a byte permute per weight); here 8 weights take one shift and one LOP3 per pair
+// (Mma::biased) and an eighth of an mma. On the largest layers both kernels are then bound by
+// the weight bytes their registers keep in flight more than by instructions (docs/benchmarks.md).
 //
 // Which k a fragment slot holds may differ per fragment row as long as B's column of the same
 // index is built with the same mapping: D[i][i % 8] is then row i's sum, the other columns are
