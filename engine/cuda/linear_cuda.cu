@@ -176,6 +176,17 @@ void finish_splits(const float* partial, T* y, int splits, int m, int n, const E
     finish_unfused(e, y, m, n, stream);
 }
 
+/// What follows a GEMV kernel: the split-K sum (with `e` fused where it can be) for several
+/// slices, else `e` as separate kernels unless the GEMV already applied it (`stored`).
+template <typename T>
+void finish_gemv(const float* partial, T* y, int splits, int m, int n, const Epilogue& e,
+                 bool stored, cudaStream_t stream) {
+    if (splits > 1)
+        finish_splits(partial, y, splits, m, n, e, stream);
+    else if (!stored)
+        finish_unfused(e, y, m, n, stream);
+}
+
 template <WKind K, typename T, int R, int MT>
 void launch_gemv_tile(const GemvArgs& a, bool vec_x, dim3 grid, cudaStream_t stream) {
     if (vec_x)
@@ -289,10 +300,7 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
     launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, dim3(kWarps * 32), 0, stream, a);
     check_cuda(cudaGetLastError(), "one-row tensor-core GEMV kernel launch");
-    if (used_splits > 1)
-        finish_splits(a.g.partial, y, used_splits, 1, a.g.n, e, stream);
-    else if (!fused_store)
-        finish_unfused(e, y, 1, a.g.n, stream);
+    finish_gemv(a.g.partial, y, used_splits, 1, a.g.n, e, fused_store, stream);
 }
 
 template <WKind K, typename T>
@@ -326,11 +334,8 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
             launch_mma<K, T, 4, 4>(a, true, grid, stream);
         check_cuda(cudaGetLastError(), "tensor-core GEMV kernel launch");
         const Epilogue slice = e.from_row<T>(m0, a.g.n);
-        if (used_splits > 1)
-            finish_splits(a.g.partial, static_cast<T*>(a.g.y), used_splits, mm, a.g.n, slice,
-                          stream);
-        else
-            finish_unfused(slice, static_cast<T*>(a.g.y), mm, a.g.n, stream);
+        finish_gemv(a.g.partial, static_cast<T*>(a.g.y), used_splits, mm, a.g.n, slice, false,
+                    stream);
     }
 }
 
@@ -370,10 +375,7 @@ void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx
     else
         launch_gemv_tile<K, T, 2, 8>(a, vec_x, grid, stream);
     check_cuda(cudaGetLastError(), "GEMV kernel launch");
-    if (used_splits > 1)
-        finish_splits(a.partial, y, used_splits, m, a.n, e, stream);
-    else if (!fused_store)
-        finish_unfused(e, y, m, a.n, stream);
+    finish_gemv(a.partial, y, used_splits, m, a.n, e, fused_store, stream);
 }
 
 template <typename T>

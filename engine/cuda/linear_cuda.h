@@ -244,11 +244,11 @@ void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, Linea
 /// The layer, the residual add and the RMSNorm after it: y = x · Wᵀ [m, n], residual [m, n] =
 /// T(residual + T(y)), out [m, n] = rms_norm(residual) with `norm_weight` [n] and `eps`:
 /// linear() then add_rms_norm() (ops_cuda.h), bit for bit. Where a GEMV path splits k in up to 4
-/// slices (one row of x: the GEMVs' 2-4), its split-K sum does the add and the norm too
-/// (one kernel instead of two, for rows of whole 16-byte chunks up to 8192 elements and 16-byte
+/// slices (one row of x: the GEMVs' 2-4), its split-K sum does the add and the norm too (one
+/// kernel instead of two, for rows of whole 16-byte chunks up to 8192 elements and 16-byte
 /// aligned residual, weight and out); otherwise y (scratch) is written and add_rms_norm()
-/// follows. out must not overlap residual or x. Throws
-/// like linear(), and for null residual, norm_weight or out.
+/// follows. out must not overlap residual or x. Throws like linear(), and for null residual,
+/// norm_weight or out.
 template <typename T>
 void linear_add_rms_norm(const DeviceLinear& w, const T* x, T* y, T* residual, const T* norm_weight,
                          T* out, int m, float eps, LinearContext& ctx, cudaStream_t stream);
