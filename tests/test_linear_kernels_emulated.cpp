@@ -510,9 +510,42 @@ class TestLinearKernelsEmulated : public QObject {
         }
         failures << check<WKind::Int4, __half>(w4, 9, 2, true, 60);
         failures << check<WKind::Int4, __half>(w4, 33, 1, true, 61);
+        // Several rounds per group in the batch kernel (its lanes copy one tile's scale each, and
+        // the half of the word steps per group; k a multiple of 8, as the kernel needs): groups of
+        // 256 and 384, one x tile and four.
+        const HostWeight w4b256 = make_weight(WKind::Int4, 37, 2304, 19, 256);
+        failures << check<WKind::Int4, __nv_bfloat16>(w4b256, 9, 2, true, 71);
+        failures << check<WKind::Int4, __half>(w4r384, 33, 1, true, 72);
+        failures << check<WKind::Int4, __nv_bfloat16>(w4r384, 64, 2, true, 73);
         failures << check<WKind::Int8, __half>(w8, 17, 2, true, 62);
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // The split-K of the four-tile tensor-core GEMV: one wave of resident blocks, never a partial
+    // second one; partial sums paid for; the caps on rounds, 32 slices and the workspace.
+    void waveSplitCount() {
+        constexpr std::size_t kAny = std::size_t(1) << 40;
+        // 7B gate/up at 64 rows, 224 blocks, 264 resident (2 per multiprocessor): one slice
+        // (two would need a second, partial wave for the same rounds per block).
+        QCOMPARE(mma_wave_split_count(28672, 64, 128, 32, 264, kAny), 1);
+        // Its down projection, 32 blocks of 112 rounds: 8 slices fill 256 of 264 resident
+        // blocks; 9 would spill 24 into a second wave.
+        QCOMPARE(mma_wave_split_count(4096, 64, 128, 112, 264, kAny), 8);
+        // With 3 resident per multiprocessor (396) and 64 rounds (INT8 gate/up), one slice
+        // leaves 43 % of them idle: more slices, over whole waves as near as they come.
+        const int s8 = mma_wave_split_count(28672, 64, 128, 64, 396, kAny);
+        QVERIFY2(s8 > 1 && s8 <= 5, qPrintable(QString::number(s8)));
+        // A grid of several waves already: one slice.
+        QCOMPARE(mma_wave_split_count(128256, 64, 128, 32, 264, kAny), 1);
+        // Caps: rounds / 2, 32, and the partial sums the workspace holds.
+        QCOMPARE(mma_wave_split_count(128, 64, 128, 6, 264, kAny), 3);
+        QCOMPARE(mma_wave_split_count(128, 1, 128, 1000, 264, kAny), 32);
+        QCOMPARE(mma_wave_split_count(128, 64, 128, 112, 264, 5 * 64 * 128 * sizeof(float)), 5);
+        QCOMPARE(mma_wave_split_count(128, 64, 128, 112, 264, 0), 1);
+        // Costly partial sums (m · n large against the rounds): fewer slices than would fill the
+        // wave.
+        QVERIFY(mma_wave_split_count(65536, 64, 128, 8, 264 * 4, kAny) < 2);
     }
 
     // linear_swiglu / linear_add_rms_norm's kernels: SwiGLU in the SIMT GEMV's store and in the

@@ -255,16 +255,35 @@ int mma_tiles_n(int) {
 }
 
 template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX>
+constexpr auto kMmaKernel = mma_gemv_kernel<K, T, kTiles, kN, kUpper, kSmemX, kMmaStages<kTiles>>;
+template <WKind K, int kTiles, int kN, bool kSmemX>
+constexpr std::size_t kMmaSmemBytes = MmaSmem<K, kTiles, kN, kSmemX, kMmaStages<kTiles>>::bytes();
+
+/// Opts the tensor-core GEMV in to its shared memory where that is above 48 KiB and returns
+/// how many blocks of it a multiprocessor holds at once; asked once per kernel (the engine
+/// drives one device).
+template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX>
+int mma_resident_blocks() {
+    static const int blocks = [] {
+        constexpr auto kernel = kMmaKernel<K, T, kTiles, kN, kUpper, kSmemX>;
+        constexpr std::size_t bytes = kMmaSmemBytes<K, kTiles, kN, kSmemX>;
+        if constexpr (bytes > 48 * 1024)
+            check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(bytes)),
+                       "cudaFuncSetAttribute (tensor-core GEMV shared memory)");
+        int n = 0;
+        check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kWarps * 32, bytes),
+                   "cudaOccupancyMaxActiveBlocksPerMultiprocessor (tensor-core GEMV)");
+        return std::max(n, 1);
+    }();
+    return blocks;
+}
+
+template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX>
 void launch_mma_kernel(const MmaGemvArgs& a, dim3 grid, cudaStream_t stream) {
-    constexpr auto kernel = mma_gemv_kernel<K, T, kTiles, kN, kUpper, kSmemX, kMmaStages<kTiles>>;
-    constexpr std::size_t bytes = MmaSmem<K, kTiles, kN, kSmemX, kMmaStages<kTiles>>::bytes();
-    if constexpr (bytes > 48 * 1024) {
-        // Above 48 KiB a kernel has to opt in, once (the engine drives one device).
-        static const cudaError_t opt_in = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-        check_cuda(opt_in, "cudaFuncSetAttribute (tensor-core GEMV shared memory)");
-    }
-    launch(kernel, grid, dim3(kWarps * 32), bytes, stream, a);
+    mma_resident_blocks<K, T, kTiles, kN, kUpper, kSmemX>();  // the opt-in, once
+    launch(kMmaKernel<K, T, kTiles, kN, kUpper, kSmemX>, grid, dim3(kWarps * 32),
+           kMmaSmemBytes<K, kTiles, kN, kSmemX>, stream, a);
 }
 
 template <WKind K, typename T, int kTiles, int kN>
@@ -320,8 +339,14 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
         a.g.partial = static_cast<float*>(ctx.workspace);
         a.rounds = mma_rounds(w);
         a.rounds_per_group = K == WKind::Int4 ? w.group() / 128 : 1;
-        const int splits = mma_split_count(a.g.n, mm, 8 * kn, a.rounds, ctx.sm_count,
-                                           ctx.workspace ? ctx.workspace_bytes : 0);
+        const std::size_t ws = ctx.workspace ? ctx.workspace_bytes : 0;
+        // Up to 32 rows, about 16 warps per multiprocessor; above, the four-tile kernel's
+        // estimate (mma_wave_split_count), with fewer resident blocks and costlier partial sums.
+        const int splits =
+            mm <= 32 ? mma_split_count(a.g.n, mm, 8 * kn, a.rounds, ctx.sm_count, ws)
+                     : mma_wave_split_count(
+                           a.g.n, mm, kWarps * 8 * kn, a.rounds,
+                           mma_resident_blocks<K, T, 4, 4, true, true>() * ctx.sm_count, ws);
         a.rounds_per_split = (a.rounds + splits - 1) / splits;
         const int used_splits = (a.rounds + a.rounds_per_split - 1) / a.rounds_per_split;
         const int block_rows = kWarps * 8 * kn;

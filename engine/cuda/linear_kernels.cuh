@@ -573,18 +573,27 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 /// Shared memory of mma_gemv_kernel (its dynamic shared memory, bytes()): per thread, a ring of
-/// kStages slots, each one round's kN 16-byte weight chunks (and for INT4 the kN 4-byte words
-/// holding the round's group scales), indexed [slot][tile][thread] so that a warp's accesses
-/// are consecutive; then, with kSmemX, two buffers of staged x.
+/// kStages slots, each one round's kN 16-byte weight chunks, indexed [slot][tile][thread] so
+/// that a warp's accesses are consecutive; for INT4 a ring of the rounds' group scales, one
+/// 4-byte word per thread and slot ([slot][warp][row g][tile], see mma_gemv_kernel); then,
+/// with kSmemX, two buffers of staged x (rows of kRoundK elements, chunks swizzled: x_slot).
 template <WKind K, int kTiles, int kN, bool kSmemX, int kStages>
 struct MmaSmem {
     static constexpr int kThreads = kWarps * 32;
     static constexpr int kRoundK = 4 * kChunkElems<K>;  // k elements of a round
-    static constexpr int kXStride = kRoundK * 2 + 64;   // bytes per staged row (% 128 == 64)
+    static constexpr int kXStride = kRoundK * 2;        // bytes per staged row
     static constexpr std::size_t kXBytes = kSmemX ? std::size_t(16) * kTiles * kXStride : 0;
     static constexpr std::size_t kWeightBytes = std::size_t(kStages) * kN * kThreads * 16;
     static constexpr std::size_t kScaleBytes =
-        K == WKind::Int4 ? std::size_t(kStages) * kN * kThreads * 4 : 0;
+        K == WKind::Int4 ? std::size_t(kStages) * kThreads * 4 : 0;
+    /// 16-byte slot of chunk c (x[8c .. 8c + 7] of the round) in staged row r: an XOR swizzle
+    /// that keeps both the staging copies (8 consecutive chunks of one row per quarter-warp)
+    /// and the fragment reads (chunks kBlocks8 · t + j of rows g and g + 1, t = 0..3) on 8
+    /// different 16-byte bank groups. Rows are 128 (INT8) or 256 bytes (INT4): the group is
+    /// the slot mod 8.
+    static __device__ __forceinline__ int x_slot(int c, int r) {
+        return c ^ (r & 1) ^ (K == WKind::Int4 ? (c >> 2) & 2 : 0);
+    }
     static constexpr std::size_t bytes() { return kWeightBytes + kScaleBytes + 2 * kXBytes; }
 };
 
@@ -615,9 +624,10 @@ constexpr int kMmaMinBlocks = kTiles > 1 ? 1
 // kSmemX: the block stages each round's x (16 · kTiles rows) in shared memory with cp.async,
 // double-buffered, and its four warps read their A fragments there: x is fetched from L2 once
 // per block instead of once per warp (with many rows, x, not the weights, was the traffic that
-// bound the kernel). The staged rows hold the thread-matched order: thread t's 8-element block
-// j of a round sits at 16-byte slot 4j + t, and rows are padded so that the two rows (four
-// slots each) a quarter-warp reads fall in different banks.
+// bound the kernel). Chunks sit in their row at MmaSmem::x_slot, an XOR swizzle under which
+// neither the copies nor the reads of a quarter-warp meet in a bank (the copies had been
+// scattered over the row to make the reads conflict-free: Nsight Compute counted 8× the
+// ideal shared-memory wavefronts for them).
 template <WKind K, typename T, int kTiles, int kN, bool kUpper, bool kSmemX, int kStages>
 __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
     mma_gemv_kernel(const MmaGemvArgs ma) {
@@ -642,9 +652,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
     static_assert(kTiles > 1 || kN % 2 == 0, "weight tiles pair up into m16 tiles");
     MTDESK_DYNAMIC_SHARED(unsigned char, smem);
     const int tid = threadIdx.x;
-    // This thread's slots: weights [kStages][kN][kThreads] 16 bytes, scales the same in words.
+    // This thread's slots: weights [kStages][kN][kThreads] 16 bytes; scales [kStages][kThreads]
+    // words.
     uint4* const wring = reinterpret_cast<uint4*>(smem) + tid;
-    uint32_t* const sring = reinterpret_cast<uint32_t*>(smem + Smem::kWeightBytes) + tid;
+    uint32_t* const sring = reinterpret_cast<uint32_t*>(smem + Smem::kWeightBytes);
     unsigned char* const xs = smem + Smem::kWeightBytes + Smem::kScaleBytes;  // [2][kXBytes]
 
     const GemvArgs& a = ma.g;
@@ -660,11 +671,13 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
 
     // Copy sources of the next round to issue, advanced round by round (no division in the
     // loop): this thread's 16 bytes of row g of each tile, and (INT4) the 4-byte aligned word
-    // holding that row's scale for the round's group (the scale array is allocated with room
-    // for the word past its last element). `high`: bit i set when tile i's scale is the upper
-    // half of its word in the round being consumed.
+    // holding the round's group scale of row g of tile t (the scale array is allocated with
+    // room for the word past its last element): one copy per thread and round, and the four
+    // words a thread needs, row g of tiles 0..3, sit together for one 16-byte read. `high`:
+    // bit i set when tile i's scale is the upper half of its word in the round being consumed.
+    static_assert(!kInt4 || kN == 4, "lane t of a row copies tile t's scale");
     const uint8_t* wsrc[kN];
-    const __half* ssrc[kN];
+    const __half* ssrc = nullptr;
     uint32_t high = 0;
     const int rpg = ma.rounds_per_group;
     int issue_group = r_begin / rpg, issue_in_group = r_begin % rpg;
@@ -674,8 +687,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
         const int row = min(n0 + 8 * i + g, a.n - 1);
         wsrc[i] = a.w + std::size_t(row) * a.row_bytes + t * kChunkBytes +
                   std::size_t(r_begin) * kRoundBytes;
-        ssrc[i] = a.scales + std::size_t(row) * a.groups + issue_group;
-        if (reinterpret_cast<std::uintptr_t>(ssrc[i]) & 2) high |= 1u << i;
+        const __half* s = a.scales + std::size_t(row) * a.groups + issue_group;
+        if (reinterpret_cast<std::uintptr_t>(s) & 2) high |= 1u << i;
+        if (i == t) ssrc = s;
     }
     int issue_round = r_begin, issue_slot = 0;
     // Copies the next round's weights (and scales) into its slot and closes the group; past
@@ -687,13 +701,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
 #pragma unroll
             for (int i = 0; i < kN; ++i)
                 cp_async_16(wring + (issue_slot * kN + i) * kThreads, wsrc[i], ok);
-            if constexpr (kInt4) {
-#pragma unroll
-                for (int i = 0; i < kN; ++i)
-                    cp_async_4(sring + (issue_slot * kN + i) * kThreads,
-                               reinterpret_cast<const void*>(
-                                   reinterpret_cast<std::uintptr_t>(ssrc[i]) & ~std::uintptr_t(3)));
-            }
+            if constexpr (kInt4)
+                cp_async_4(sring + issue_slot * kThreads + tid,
+                           reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(ssrc) &
+                                                         ~std::uintptr_t(3)));
         }
         cp_async_commit();
         ++issue_round;
@@ -703,9 +714,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
             wsrc[i] += kRoundBytes;
         if (++issue_in_group == rpg) {
             issue_in_group = 0;
-#pragma unroll
-            for (int i = 0; i < kN; ++i)
-                ++ssrc[i];
+            ++ssrc;
         }
     };
     // Round r's x into buffer `buf`: zeros past m and past k (weights there are zero padding).
@@ -717,7 +726,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
     static_assert(!kSmemX || kXRows % kRowStep == 0, "whole staging passes");
     const int c8 = tid % kRowChunks, row0 = tid / kRowChunks;
     const T* const x_col = x + std::size_t(min(row0, a.m - 1)) * a.k + c8 * 8;
-    unsigned char* const xs_col = xs + row0 * kXStride + ((c8 % kBlocks8) * 4 + c8 / kBlocks8) * 16;
+    unsigned char* const xs_col = xs + row0 * kXStride + Smem::x_slot(c8, row0) * 16;
     auto stage_x = [&](int r, int buf) {
         const bool in_k = r * kRoundK + c8 * 8 < a.k;
         const T* src = x_col + r * kRoundK;
@@ -792,6 +801,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
             __syncthreads();  // round r's x is in place for every warp
         } else {
             cp_async_wait<kAhead>();
+            // The round's scales were copied by other lanes: their copies complete before the
+            // warp meets here.
+            if constexpr (kInt4) __syncwarp();
         }
         uint4 wv[kN];
 #pragma unroll
@@ -800,9 +812,11 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
         float sc[kN];     // INT4: this round's scale of row g of each tile
         uint32_t s2[kN];  // ... as a T pair, for scaling B fragments
         if constexpr (kInt4) {
+            // Row g's words of tiles 0..3, copied by lanes 4g .. 4g + 3.
+            const uint4 sw = *reinterpret_cast<const uint4*>(sring + slot * kThreads + (tid & ~3));
 #pragma unroll
             for (int i = 0; i < kN; ++i) {
-                const uint32_t word = sring[(slot * kN + i) * kThreads];
+                const uint32_t word = (&sw.x)[i];
                 sc[i] = __half2float(__ushort_as_half(
                     static_cast<unsigned short>((high >> i) & 1 ? word >> 16 : word)));
                 if constexpr (!kScaleSums) s2[i] = Mma<T>::pair(sc[i]);
@@ -820,7 +834,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
             if constexpr (kSmemX) {
                 const int row = tile * 16 + g + (upper ? 8 : 0);
                 return *reinterpret_cast<const uint4*>(xs + buf * Smem::kXBytes + row * kXStride +
-                                                       (4 * j + t) * 16);
+                                                       Smem::x_slot(kBlocks8 * t + j, g) * 16);
             } else {
                 return xv[j][upper ? 1 : 0];
             }
@@ -977,7 +991,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
                 }
             }
         }
-        if constexpr (kSmemX) __syncthreads();  // buffer `buf` is refilled next round
+        if constexpr (kSmemX)
+            __syncthreads();  // buffer `buf` is refilled next round
+        else if constexpr (kInt4)
+            __syncwarp();  // ... and the scale slot: the other lanes have read it
     }
 
     if constexpr (kTiles == 1) {
@@ -1238,6 +1255,36 @@ inline int mma_split_count(int n, int m, int warp_rows, int rounds, int sm_count
     const std::size_t per_split = static_cast<std::size_t>(m) * n * sizeof(float);
     if (split > 1) split = std::min<long>(split, static_cast<long>(workspace_bytes / per_split));
     return static_cast<int>(std::max<long>(split, 1));
+}
+
+// Split-K of the tensor-core GEMV over 32 rows of x (x staged per block, 64 rows in a pass):
+// the count whose estimated time is least, in units of one round of a block (its k-slice is
+// ⌈rounds / split⌉ rounds): waves of blocks over the `resident` at once (all
+// multiprocessors) times the rounds of a slice, plus each slice's partial sums, m · n floats
+// written and read again, which cost about one round per 2^20 floats (H200, bench_linear at
+// 64 rows: a 7B gate/up projection ran 64 µs in one slice against 78 in the three the
+// warp-count rule gave, its down projection 34 µs in 8 against 40 in 16). At most 32 slices,
+// >= 2 rounds each, partial sums within `workspace_bytes`.
+inline int mma_wave_split_count(int n, int m, int block_rows, int rounds, int resident,
+                                std::size_t workspace_bytes) {
+    const long blocks = (static_cast<long>(n) + block_rows - 1) / block_rows;
+    const std::size_t per_split = static_cast<std::size_t>(m) * n * sizeof(float);
+    const long max_split = std::min<long>(
+        {std::max(1, rounds / 2), 32, static_cast<long>(workspace_bytes / per_split)});
+    const double partial_rounds = static_cast<double>(m) * n / (1 << 20);
+    int best = 1;
+    double best_cost = static_cast<double>((blocks + resident - 1) / resident) * rounds;
+    for (int s = 2; s <= max_split; ++s) {
+        const int per_slice = (rounds + s - 1) / s;
+        const int used = (rounds + per_slice - 1) / per_slice;
+        const long waves = (used * blocks + resident - 1) / resident;
+        const double cost = static_cast<double>(waves) * per_slice + used * partial_rounds;
+        if (cost < best_cost) {
+            best = used;
+            best_cost = cost;
+        }
+    }
+    return best;
 }
 
 // y = Σ over the splits of the partial sums, in a fixed order (deterministic results).
