@@ -173,9 +173,11 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
     a.m = m;
     a.partial = partial.data();
     // As run_gemv / run_mma_gemv pick: INT4 at one row of x runs the one-row tensor-core
-    // kernel, which like the SIMT kernel stores SwiGLU itself when it runs in one slice.
+    // kernel, which like the SIMT kernel and the tensor-core kernel over 16 rows stores SwiGLU
+    // itself when it runs in one slice.
     const bool row_kernel = tensor_cores && K == WKind::Int4 && m == 1;
-    if (fused.kind == Fused<T>::SwiGlu && (!tensor_cores || row_kernel)) a.act = fused.act->data();
+    if (fused.kind == Fused<T>::SwiGlu && (!tensor_cores || row_kernel || m > 16))
+        a.act = fused.act->data();
     int used = 1;
     const dim3 block(kWarps * 32);
     if (tensor_cores) {
@@ -243,9 +245,10 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
     return y;
 }
 
-// The GEMV with SwiGLU fused (K's SIMT kernel at one and three slices, and the tensor-core
-// kernel's split sum) against the unfused y of the same kernels: act[r, j] =
-// T(T(silu(y[r, 2j])) · y[r, 2j + 1]) exactly (the same expf on the host). Returns failures.
+// The GEMV with SwiGLU fused (K's SIMT kernel at one and three slices, the tensor-core
+// kernel's store over 16 rows at one slice, and its split sum) against the unfused y of the same
+// kernels: act[r, j] = T(T(silu(y[r, 2j])) · y[r, 2j + 1]) exactly (the same expf on the host).
+// Returns failures.
 template <WKind K, typename T>
 QString check_swiglu(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -567,6 +570,12 @@ class TestLinearKernelsEmulated : public QObject {
             failures << check_add_rms_norm<WKind::Int8, __half>(w8, m, 2, false, 40 + m);
         }
         failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wt, 9, 2, true, 50);
+        // Over 16 rows on the tensor cores: SwiGLU in the kernel's store at one slice (two and
+        // four x tiles, rows past m), in the sum at two.
+        failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wt, 33, 1, true, 54);
+        failures << check_swiglu<WKind::Int4, __half>(wt, 20, 1, true, 55);
+        failures << check_swiglu<WKind::Int8, __half>(w8, 64, 1, true, 56);
+        failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wt, 40, 2, true, 57);
         // INT4 at one row on the tensor cores: SwiGLU in its store (one slice) or in the sum.
         const HostWeight wr = make_weight(WKind::Int4, 40, 3000, 18);
         failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wr, 1, 1, true, 52);

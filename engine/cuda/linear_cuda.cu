@@ -351,6 +351,11 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
         const int used_splits = (a.rounds + a.rounds_per_split - 1) / a.rounds_per_split;
         const int block_rows = kWarps * 8 * kn;
         const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
+        // Over 16 rows, at one slice, the kernel stores SwiGLU itself.
+        const Epilogue slice = e.from_row<T>(m0, a.g.n);
+        const bool fused_store =
+            e.kind == Epilogue::Kind::SwiGlu && used_splits == 1 && mm > kMmaWarpXMaxM;
+        a.g.act = fused_store ? slice.act : nullptr;
         if (mm <= kMmaWarpXMaxM)
             launch_mma<K, T, 1, 4>(a, mm > 8, grid, stream);
         else if (mm <= 32)
@@ -358,8 +363,7 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
         else
             launch_mma<K, T, 4, 4>(a, true, grid, stream);
         check_cuda(cudaGetLastError(), "tensor-core GEMV kernel launch");
-        const Epilogue slice = e.from_row<T>(m0, a.g.n);
-        finish_gemv(a.g.partial, static_cast<T*>(a.g.y), used_splits, mm, a.g.n, slice, false,
+        finish_gemv(a.g.partial, static_cast<T*>(a.g.y), used_splits, mm, a.g.n, slice, fused_store,
                     stream);
     }
 }

@@ -1020,7 +1020,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
         }
     } else {
         // Accumulator e of (tile i, x tile) is x row tile·16 + g (+ 8 for e >= 2) and weight
-        // row n0 + 8i + 2t + e % 2.
+        // row n0 + 8i + 2t + e % 2: a thread holds both rows of each pair (2j, 2j + 1), so at
+        // one slice it can store SwiGLU of the gate / up pairs (each first rounded to T as y
+        // would be), as the SIMT kernel does.
+        const bool swiglu = a.act != nullptr && gridDim.y == 1;
 #pragma unroll
         for (int i = 0; i < kN; ++i) {
             const int c0 = n0 + 8 * i + 2 * t;
@@ -1032,11 +1035,18 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
 #pragma unroll
             for (int tile = 0; tile < kTiles; ++tile) {
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int mrow = tile * 16 + g + (e >= 2 ? 8 : 0);
-                    const int col = c0 + (e & 1);
-                    if (mrow >= a.m || col >= a.n) continue;
-                    store_result<T>(a, mrow, col, acc[i][tile][e] * rs[e & 1]);
+                for (int h = 0; h < 2; ++h) {
+                    const int mrow = tile * 16 + g + 8 * h;
+                    if (mrow >= a.m || c0 >= a.n) continue;
+                    const float v0 = acc[i][tile][2 * h] * rs[0];
+                    const float v1 = acc[i][tile][2 * h + 1] * rs[1];
+                    if (swiglu) {
+                        static_cast<T*>(a.act)[std::size_t(mrow) * (a.n / 2) + c0 / 2] =
+                            swiglu_of<T>(round_to<T>(v0), round_to<T>(v1));
+                        continue;
+                    }
+                    store_result<T>(a, mrow, c0, v0);
+                    if (c0 + 1 < a.n) store_result<T>(a, mrow, c0 + 1, v1);
                 }
             }
         }
