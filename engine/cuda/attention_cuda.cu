@@ -90,6 +90,41 @@ __device__ __forceinline__ bool in_run(const int32_t* token_seq, const int32_t* 
            (t + 1 < tokens && token_seq[t + 1] == s && token_pos[t + 1] == p + 1);
 }
 
+// Every lane gets the warp's sum of each of its N values, each summed in the same pairs as a
+// butterfly (lane l + lane l ^ 16, then ^ 8, ...: the same bits as N separate butterflies) but
+// with (N - 1) + (5 - log2 N) + N shuffles instead of 5N (17 for 8 values, not 40): while several
+// values are left, each level sends the half that the partner keeps (lanes with the level's bit set
+// keep the upper half), so that after log2(N) levels lane l holds value l / (32 / N) alone; the
+// rest of the levels sum it, and N broadcasts hand every sum to every lane.
+template <int N>
+__device__ __forceinline__ void warp_sum_each(float (&s)[N]) {
+    static_assert(N >= 1 && N <= 32 && (N & (N - 1)) == 0, "a power of two up to 32 values");
+    const int lane = threadIdx.x & 31;
+    float v[N];
+#pragma unroll
+    for (int u = 0; u < N; ++u)
+        v[u] = s[u];
+#pragma unroll
+    for (int level = 0; level < 5; ++level) {
+        const int o = 16 >> level;
+        const int n = N >> (level + 1);  // values a lane keeps after this level
+        if (n >= 1) {
+            const bool upper = (lane & o) != 0;
+#pragma unroll
+            for (int i = 0; i < n; ++i) {
+                const float keep = upper ? v[i + n] : v[i];
+                const float send = upper ? v[i] : v[i + n];
+                v[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+            }
+        } else {
+            v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < N; ++u)
+        s[u] = __shfl_sync(0xffffffffu, v[0], u * (32 / N));
+}
+
 // grid (tokens of this launch, heads / kGroup, partitions), kWarps warps. Block (tc, y, z)
 // attends token token0 + tc for the kGroup query heads h = y·kGroup .. y·kGroup + kGroup - 1
 // (kGroup = 1: one head; kGroup = heads / kv_heads: a whole group of grouped-query heads, which
@@ -203,12 +238,7 @@ __global__ void __launch_bounds__(kThreads)
                     dot += qv[hh][e].x * kk[u][e].x + qv[hh][e].y * kk[u][e].y;
                 s[u] = dot;
             }
-            // The warp sums interleaved: their shuffles overlap.
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                for (int u = 0; u < kKeysPerStep<kPairs>; ++u)
-                    s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
+            warp_sum_each(s);
             float m_new = m[hh];
 #pragma unroll
             for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
