@@ -1254,16 +1254,21 @@ __global__ void __launch_bounds__(kWarps * 32, kRowMinBlocks)
     }
 }
 
-// Split-K of the tensor-core GEMV: enough warps for about 16 per multiprocessor, >= 2 rounds per
-// slice, partial sums within `workspace_bytes`.
+// K-slices whose fp32 partial sums, m · n each, fit in `workspace_bytes` (0: none).
+inline long splits_fitting(std::size_t workspace_bytes, int m, int n) {
+    return static_cast<long>(workspace_bytes / (static_cast<std::size_t>(m) * n * sizeof(float)));
+}
+
+// Split-K of the tensor-core GEMV up to 32 rows of x (above: mma_wave_split_count): enough
+// warps for about 16 per multiprocessor, >= 2 rounds per slice, partial sums within
+// `workspace_bytes`.
 inline int mma_split_count(int n, int m, int warp_rows, int rounds, int sm_count,
                            std::size_t workspace_bytes) {
     const long warps = (static_cast<long>(n) + warp_rows - 1) / warp_rows;
     const long target = 16L * sm_count;
     long split = warps >= target ? 1 : (target + warps - 1) / warps;
     split = std::min<long>({split, std::max(1, rounds / 2), 32});
-    const std::size_t per_split = static_cast<std::size_t>(m) * n * sizeof(float);
-    if (split > 1) split = std::min<long>(split, static_cast<long>(workspace_bytes / per_split));
+    if (split > 1) split = std::min(split, splits_fitting(workspace_bytes, m, n));
     return static_cast<int>(std::max<long>(split, 1));
 }
 
@@ -1278,9 +1283,8 @@ inline int mma_split_count(int n, int m, int warp_rows, int rounds, int sm_count
 inline int mma_wave_split_count(int n, int m, int block_rows, int rounds, int resident,
                                 std::size_t workspace_bytes) {
     const long blocks = (static_cast<long>(n) + block_rows - 1) / block_rows;
-    const std::size_t per_split = static_cast<std::size_t>(m) * n * sizeof(float);
-    const long max_split = std::min<long>(
-        {std::max(1, rounds / 2), 32, static_cast<long>(workspace_bytes / per_split)});
+    const long max_split =
+        std::min<long>({std::max(1, rounds / 2), 32, splits_fitting(workspace_bytes, m, n)});
     const double partial_rounds = static_cast<double>(m) * n / (1 << 20);
     int best = 1;
     double best_cost = static_cast<double>((blocks + resident - 1) / resident) * rounds;
@@ -1452,8 +1456,7 @@ inline int split_count(int n, int m, int r, int chunks, int sm_count, std::size_
     const long target = 16L * sm_count;
     long split = std::max(1L, target / warps);  // rounded down: one wave
     split = std::min<long>({split, std::max(1, chunks / 64), 32});
-    const std::size_t per_split = static_cast<std::size_t>(m) * n * sizeof(float);
-    if (split > 1) split = std::min<long>(split, static_cast<long>(workspace_bytes / per_split));
+    if (split > 1) split = std::min(split, splits_fitting(workspace_bytes, m, n));
     return static_cast<int>(std::max<long>(split, 1));
 }
 
