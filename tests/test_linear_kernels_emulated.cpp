@@ -186,8 +186,8 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         const int round_bytes = row_kernel ? kRowRoundBytes : kRoundBytes;
         ma.rounds = static_cast<int>((w.row_bytes + round_bytes - 1) / round_bytes);
         ma.rounds_per_group = K == WKind::Int4 ? w.group / 128 : 1;
-        ma.rounds_per_split = (ma.rounds + splits - 1) / splits;
-        used = (ma.rounds + ma.rounds_per_split - 1) / ma.rounds_per_split;
+        ma.rounds_per_split = slices_of(ma.rounds, splits).per;
+        used = slices_of(ma.rounds, splits).used;
         const int block_rows = kWarps * (row_kernel ? kRowWarpRows<kRowTiles> : kMmaWarpRows<4>);
         const dim3 grid((w.n + block_rows - 1) / block_rows, used);
         auto mma = [&]<int kTiles, bool kUpper, bool kSmemX>() {
@@ -206,8 +206,8 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         else
             mma.template operator()<4, true, true>();
     } else {
-        a.chunks_per_split = (a.chunks + splits - 1) / splits;
-        used = (a.chunks + a.chunks_per_split - 1) / a.chunks_per_split;
+        a.chunks_per_split = slices_of(a.chunks, splits).per;
+        used = slices_of(a.chunks, splits).used;
         GemvShape s = gemv_shape(m);
         if (rows > 0 && s.mt == 1) s.r = rows;  // 16-bit weights at one row: 4 or 6
         const dim3 grid((w.n + kWarps * s.r - 1) / (kWarps * s.r), used);

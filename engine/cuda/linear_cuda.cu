@@ -311,8 +311,9 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     a.rounds_per_group = w.group() / 128;
     const int splits = split_count(a.g.n, 1, kRowWarpRows<kRowTiles>, a.g.chunks, ctx.sm_count,
                                    ctx.workspace ? ctx.workspace_bytes : 0);
-    a.rounds_per_split = (a.rounds + splits - 1) / splits;
-    const int used_splits = (a.rounds + a.rounds_per_split - 1) / a.rounds_per_split;
+    const Slices sl = slices_of(a.rounds, splits);
+    a.rounds_per_split = sl.per;
+    const int used_splits = sl.used;
     const bool fused_store = e.kind == Epilogue::Kind::SwiGlu && used_splits == 1;
     a.g.act = fused_store ? e.act : nullptr;
     const int block_rows = kWarps * kRowWarpRows<kRowTiles>;
@@ -347,8 +348,9 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
                      : mma_wave_split_count(
                            a.g.n, mm, kWarps * 8 * kn, a.rounds,
                            mma_resident_blocks<K, T, 4, 4, true, true>() * ctx.sm_count, ws);
-        a.rounds_per_split = (a.rounds + splits - 1) / splits;
-        const int used_splits = (a.rounds + a.rounds_per_split - 1) / a.rounds_per_split;
+        const Slices sl = slices_of(a.rounds, splits);
+        a.rounds_per_split = sl.per;
+        const int used_splits = sl.used;
         const int block_rows = kWarps * 8 * kn;
         const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
         // Over 16 rows, at one slice, the kernel stores SwiGLU itself.
@@ -381,8 +383,9 @@ void run_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx
     if (rows > 0 && s.mt == 1) s.r = rows;
     const int splits =
         split_count(a.n, m, s.r, a.chunks, ctx.sm_count, ctx.workspace ? ctx.workspace_bytes : 0);
-    a.chunks_per_split = (a.chunks + splits - 1) / splits;
-    const int used_splits = (a.chunks + a.chunks_per_split - 1) / a.chunks_per_split;
+    const Slices sl = slices_of(a.chunks, splits);
+    a.chunks_per_split = sl.per;
+    const int used_splits = sl.used;
     a.partial = static_cast<float*>(ctx.workspace);
     // One slice: the kernel applies SwiGLU as it stores (every shape has an even rows per warp).
     const bool fused_store = e.kind == Epilogue::Kind::SwiGlu && used_splits == 1;

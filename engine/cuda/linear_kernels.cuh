@@ -1254,6 +1254,16 @@ __global__ void __launch_bounds__(kWarps * 32, kRowMinBlocks)
     }
 }
 
+// `total` rounds (or chunks) cut into at most `splits` k-slices: `per` each (the last may be
+// shorter), `used` of them.
+struct Slices {
+    int per, used;
+};
+inline Slices slices_of(int total, int splits) {
+    const int per = (total + splits - 1) / splits;
+    return {per, (total + per - 1) / per};
+}
+
 // K-slices whose fp32 partial sums, m · n each, fit in `workspace_bytes` (0: none).
 inline long splits_fitting(std::size_t workspace_bytes, int m, int n) {
     return static_cast<long>(workspace_bytes / (static_cast<std::size_t>(m) * n * sizeof(float)));
@@ -1289,12 +1299,11 @@ inline int mma_wave_split_count(int n, int m, int block_rows, int rounds, int re
     int best = 1;
     double best_cost = static_cast<double>((blocks + resident - 1) / resident) * rounds;
     for (int s = 2; s <= max_split; ++s) {
-        const int per_slice = (rounds + s - 1) / s;
-        const int used = (rounds + per_slice - 1) / per_slice;
-        const long waves = (used * blocks + resident - 1) / resident;
-        const double cost = static_cast<double>(waves) * per_slice + used * partial_rounds;
+        const Slices sl = slices_of(rounds, s);
+        const long waves = (sl.used * blocks + resident - 1) / resident;
+        const double cost = static_cast<double>(waves) * sl.per + sl.used * partial_rounds;
         if (cost < best_cost) {
-            best = used;
+            best = sl.used;
             best_cost = cost;
         }
     }
