@@ -79,7 +79,13 @@ HostWeight make_weight(WKind kind, int n, int k, uint32_t seed, int group = kInt
         h.k_padded = h.q4.k_padded;
         h.group = h.q4.group;
         h.row_bytes = static_cast<std::size_t>(h.k_padded) / 2;
-        h.bytes = h.q4.packed;
+        h.bytes = h.q4.packed;  // in the device order, as DeviceLinear::upload() reorders it
+        for (std::size_t i = 0; i + 4 <= h.bytes.size(); i += 4) {
+            uint32_t word;
+            std::memcpy(&word, h.bytes.data() + i, 4);
+            word = int4_device_word(word);
+            std::memcpy(h.bytes.data() + i, &word, 4);
+        }
         for (float s : h.q4.scales)
             h.scales.push_back(__float2half_rn(s));
         h.scales.push_back(__float2half_rn(0.0f));  // the device array's padding word
@@ -128,7 +134,7 @@ HostWeight make_f16_weight(int n, int k, uint32_t seed) {
 
 // The dequantised weight each path multiplies with: q · scale in fp32 (exact) for the SIMT
 // kernel and for the tensor-core kernel up to 16 rows of x (INT4 scales the fp32 sums of a
-// group, INT8 the row's sum); beyond 16 rows INT4 T(q · T(scale)) (scaled B fragments, T pairs
+// group, INT8 the row's sum); beyond 16 rows INT4 T(q · T(scale)) (scaled A fragments, T pairs
 // on the SIMT pipe).
 template <typename T>
 double weight_value(const HostWeight& w, int row, int col, bool tensor_cores, int m) {
@@ -523,6 +529,15 @@ class TestLinearKernelsEmulated : public QObject {
         failures << check<WKind::Int8, __half>(w8, 17, 2, true, 62);
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // The device's INT4 nibble order (linear_cuda.h): nibble p of a word holds element
+    // 2 (p % 4) + p / 4, so that nibbles p and p + 4 are the adjacent elements 2p, 2p + 1.
+    void int4DeviceOrder() {
+        QCOMPARE(int4_device_word(0x76543210u), 0x75316420u);
+        QCOMPARE(int4_device_word(0x0000000Fu), 0x0000000Fu);  // element 0 stays at nibble 0
+        QCOMPARE(int4_device_word(0x000000F0u), 0x000F0000u);  // element 1 -> nibble 4
+        QCOMPARE(int4_device_word(0xF0000000u), 0xF0000000u);  // element 7 stays at nibble 7
     }
 
     // The split-K of the four-tile tensor-core GEMV: one wave of resident blocks, never a partial

@@ -555,6 +555,28 @@ DeviceLinear DeviceLinear::upload(const QuantizedInt8& w) {
     return d;
 }
 
+namespace {
+
+// INT4 codes in the CPU packing -> the device order, in place (int4_device_word).
+__global__ void int4_device_order_kernel(uint32_t* words, std::size_t count) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x)
+        words[i] = int4_device_word(words[i]);
+}
+
+// An INT4 weight's codes, written in the CPU packing, into the device order (rows of
+// k_padded / 2 bytes hold whole words: k_padded is a multiple of the group, itself of 32).
+void to_int4_device_order(const DeviceLinear& d) {
+    const std::size_t words = d.row_bytes() * static_cast<std::size_t>(d.n()) / 4;
+    const int blocks = static_cast<int>(std::clamp<std::size_t>((words + 255) / 256, 1, 8192));
+    int4_device_order_kernel<<<blocks, 256>>>(static_cast<uint32_t*>(const_cast<void*>(d.data())),
+                                              words);
+    check_cuda(cudaGetLastError(), "INT4 reorder kernel launch");
+    check_cuda(cudaDeviceSynchronize(), "INT4 reorder");
+}
+
+}  // namespace
+
 DeviceLinear DeviceLinear::upload(const QuantizedInt4& w) {
     validate(w);
     if (w.group % 32 != 0)
@@ -569,6 +591,7 @@ DeviceLinear DeviceLinear::upload(const QuantizedInt4& w) {
                "cudaMemcpy (INT4 weight upload)");
     check_cuda(cudaMemcpy(d.scales_, scales.data(), d.scale_bytes_, cudaMemcpyHostToDevice),
                "cudaMemcpy (INT4 scale upload)");
+    to_int4_device_order(d);
     return d;
 }
 
@@ -661,6 +684,7 @@ DeviceLinear DeviceLinear::random(int n, int k, WeightFormat format, uint64_t se
             d = allocate(format, n, k, kp, group, static_cast<std::size_t>(kp) / 2, scales);
             fill_codes_kernel<<<fill_blocks(rows * kp / 2), 256>>>(
                 static_cast<uint8_t*>(d.data_), rows, kp / 2, (k + 1) / 2, k % 2 == 1, seed);
+            to_int4_device_order(d);  // the zero padding past k lands where the kernels expect it
             // Codes uniform in [-8, 7] have deviation ~4.6.
             fill_half_kernel<<<fill_blocks(scales), 256>>>(d.scales_, scales, stddev / 4.61f);
             break;

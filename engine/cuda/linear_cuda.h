@@ -36,8 +36,10 @@
 // Device layout of the quantised weights:
 //  - INT8: int8 [n, k8] with k8 = k rounded up to 16 (zero padding, so rows start 16-byte
 //    aligned), fp16 scales [n].
-//  - INT4: the CPU packing of QuantizedInt4 unchanged (two's-complement nibbles, element 2j low,
-//    2j+1 high; rows of k_padded / 2 bytes, k_padded a multiple of the group), fp16 scales
+//  - INT4: two's-complement nibbles, rows of k_padded / 2 bytes (k_padded a multiple of the
+//    group), each little-endian 32-bit word holding 8 elements e0..e7 in the order e0 e2 e4 e6
+//    e1 e3 e5 e7 from its low nibble up (upload() reorders QuantizedInt4's packing, element 2j
+//    low and 2j+1 high in each byte; linear_kernels.cuh, int4_element, says why), fp16 scales
 //    [n, k_padded / group]. The group must be a multiple of 32 (one 16-byte load never spans
 //    two groups).
 // Fused epilogues: linear_swiglu() and linear_add_rms_norm() run what follows the MLP's gate|up

@@ -63,14 +63,31 @@ __device__ __forceinline__ void int8x4_to_float(uint32_t w, float* f) {
         f[i] = biased_byte(u, i, 8388736.0f);  // 2^23 + 128
 }
 
-// Eight int4 (one word; nibble i = element i) -> eight floats.
+// INT4 nibble order on the device (linear_cuda.h): element e of each 8-element group of a row
+// sits at nibble e / 2 + 4 (e % 2) of its little-endian 32-bit word, i.e. nibble p holds element
+// int4_element(p). A shift and a mask bring nibbles p and p + 4 into the two halves of a 16-bit
+// pair, and in this order they are the adjacent elements 2p and 2p + 1: the tensor-core
+// kernels' fragments then take x in its own order (with nibble e = element e, as the CPU packs
+// them, every pair of x needed a byte permute).
+__host__ __device__ constexpr int int4_element(int nibble) {
+    return 2 * (nibble & 3) + (nibble >> 2);
+}
+/// A word of eight INT4 codes in the CPU packing (nibble e = element e) in the device order.
+__host__ __device__ constexpr uint32_t int4_device_word(uint32_t cpu) {
+    uint32_t out = 0;
+    for (int p = 0; p < 8; ++p)
+        out |= ((cpu >> (4 * int4_element(p))) & 0xFu) << (4 * p);
+    return out;
+}
+
+// Eight int4 (one word, device order) -> the eight elements as floats.
 __device__ __forceinline__ void int4x8_to_float(uint32_t w, float* f) {
-    const uint32_t even = (w & 0x0F0F0F0Fu) ^ 0x08080808u;        // elements 0, 2, 4, 6
-    const uint32_t odd = ((w >> 4) & 0x0F0F0F0Fu) ^ 0x08080808u;  // elements 1, 3, 5, 7
+    const uint32_t even = (w & 0x0F0F0F0Fu) ^ 0x08080808u;        // nibbles 0, 2, 4, 6
+    const uint32_t odd = ((w >> 4) & 0x0F0F0F0Fu) ^ 0x08080808u;  // nibbles 1, 3, 5, 7
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        f[2 * i] = biased_byte(even, i, 8388616.0f);  // 2^23 + 8
-        f[2 * i + 1] = biased_byte(odd, i, 8388616.0f);
+        f[int4_element(2 * i)] = biased_byte(even, i, 8388616.0f);  // 2^23 + 8
+        f[int4_element(2 * i + 1)] = biased_byte(odd, i, 8388616.0f);
     }
 }
 
@@ -119,12 +136,14 @@ __device__ __forceinline__ uint32_t and_xor(uint32_t a, uint32_t b, uint32_t c) 
 }
 
 __device__ __forceinline__ void int4x8_to_offset_float(uint32_t w, float* f) {
-    const uint32_t even = and_xor(w, 0x0F0F0F0Fu, 0x08080808u);      // elements 0, 2, 4, 6
-    const uint32_t odd = and_xor(w >> 4, 0x0F0F0F0Fu, 0x08080808u);  // elements 1, 3, 5, 7
+    const uint32_t even = and_xor(w, 0x0F0F0F0Fu, 0x08080808u);      // nibbles 0, 2, 4, 6
+    const uint32_t odd = and_xor(w >> 4, 0x0F0F0F0Fu, 0x08080808u);  // nibbles 1, 3, 5, 7
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        f[2 * i] = __uint_as_float(__byte_perm(even, 0x43000000u, 0x7044u | (i << 8)));
-        f[2 * i + 1] = __uint_as_float(__byte_perm(odd, 0x43000000u, 0x7044u | (i << 8)));
+        f[int4_element(2 * i)] =
+            __uint_as_float(__byte_perm(even, 0x43000000u, 0x7044u | (i << 8)));
+        f[int4_element(2 * i + 1)] =
+            __uint_as_float(__byte_perm(odd, 0x43000000u, 0x7044u | (i << 8)));
     }
 }
 
@@ -415,30 +434,34 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 //    operand (tiles 2p and 2p + 1 are rows g and g + 8 of an m16 tile) and x the B operand (n8
 //    tiles of x rows): no mma is spent on zero rows of x, and the sums a thread accumulates
 //    belong to the weight rows it loads, so INT4 group scales apply to fp32 sums.
-//  - 17 to 64 rows (kTiles tiles of 16 rows of x, staged in shared memory per block): x is the
-//    A operand and the weights the B operand, each B fragment serving every x tile.
+//  - 17 to 64 rows (kTiles tiles of 16 rows of x, staged in shared memory per block): the
+//    weights, scaled, are the A operand again (tiles 2p and 2p + 1 rows 2g and 2g + 1 of 16, a
+//    gate / up pair per thread), each A fragment serving all 2 · kTiles n8 tiles of x, whose B
+//    fragments are one 16-byte shared-memory read each (as the A operand, x's fragments took
+//    two rows' reads and register moves to assemble).
 //
 // A round is 64 bytes of each weight row: 128 INT4 or 64 INT8 weights. Thread (g = lane / 4,
 // t = lane % 4) takes 16 of those bytes of row g of each of its tiles (through the shared-memory
 // ring below) and turns them into fragments. An mma sums over its 16 k-slots in any order, so
 // the k-slots are mapped to the weights each thread already holds and x is loaded with the same
-// mapping (the idea of Marlin's fragment-matched layouts, here without repacking the weights:
-// the order of k is permuted instead):
-//  - INT4: word j of the 16 bytes holds elements e0..e7 (nibble i = element i). A LOP3 with
-//    the bf16/fp16 "magic" exponent turns nibbles i and i + 4 into a 16-bit pair 128 + u or
-//    1024 + u (u = q + 8, exact) and an HSUB2 removes the bias exactly (fp16 takes nibbles
-//    i + 1 and i + 5 at 16 u and an HFMA2 by 1/16, exact too, as Marlin does): pairs (e0,e4),
-//    (e1,e5), (e2,e6), (e3,e7) of exact codes q. Step 2j + h takes pairs 2h and 2h + 1; x takes
-//    the same elements, built from one 128-bit load of x[8j .. 8j + 7] by byte permutes. A
-//    round lies inside one group (group % 128 == 0). Up to 16 rows of x, the group scale
-//    multiplies the round's fp32 sums, and bf16 skips the HSUB2: the sums with 128 + u exceed
-//    those with q by 136 · Σx, which one more mma per step (A = 136) gives and the round
-//    subtracts (5 of fp32's 24 bits lost to the cancellation; fp16's 1024 would cost 8, so
-//    fp16 keeps the HSUB2). With more rows the scale multiplies the B fragments (rounded to T,
-//    as the dequantise + cuBLAS path does), which then serve all x tiles.
+// mapping (the idea of Marlin's fragment-matched layouts):
+//  - INT4: word j of the 16 bytes holds elements e0..e7 in the device order (nibble p holds
+//    int4_element(p), see there). A LOP3 with the bf16/fp16 "magic" exponent turns nibbles p
+//    and p + 4 into a 16-bit pair 128 + u or 1024 + u (u = q + 8, exact) and an HSUB2 removes
+//    the bias exactly (fp16 takes nibbles p + 1 and p + 5 at 16 u and an HFMA2 by 1/16, exact
+//    too, as Marlin does): pairs (e0,e1), (e2,e3), (e4,e5), (e6,e7) of exact codes q. Step
+//    2j + h takes pairs 2h and 2h + 1; x takes the same elements in its own order, as one
+//    128-bit load of x[8j .. 8j + 7] holds them (the CPU packing, nibble e = element e, gave
+//    pairs (e0,e4), ... and a byte permute of x per pair). A round lies inside one group
+//    (group % 128 == 0). Up to 16 rows of x, the group scale multiplies the round's fp32
+//    sums, and bf16 skips the HSUB2: the sums with 128 + u exceed those with q by 136 · Σx,
+//    which one more mma per step (A = 136) gives and the round subtracts (5 of fp32's 24 bits lost
+//    to the cancellation; fp16's 1024 would cost 8, so fp16 keeps the HSUB2). With more rows the
+//    scale multiplies the A fragments (rounded to T, as the dequantise + cuBLAS path does), which
+//    then serve all x tiles.
 //  - INT8: word j holds four bytes; each becomes an exact fp32 (byte-permute trick above) and
-//    two are packed into a 16-bit pair; step j takes (e0,e1), (e2,e3); x needs no permute; the
-//    row scale is applied in fp32 at the end.
+//    two are packed into a 16-bit pair; step j takes (e0,e1), (e2,e3), as INT4 does; the row
+//    scale is applied in fp32 at the end.
 
 constexpr int kRoundBytes = 64;  // per weight row and round
 
@@ -464,8 +487,8 @@ struct Mma {
         else
             return bits(__floats2half2_rn(v, v));
     }
-    /// Eight INT4 codes (nibble e = element e) -> the exact pairs (e0,e4), (e1,e5), (e2,e6),
-    /// (e3,e7) as T.
+    /// Eight INT4 codes (device order: nibbles p and p + 4 hold elements 2p and 2p + 1) -> the
+    /// exact pairs (e0,e1), (e2,e3), (e4,e5), (e6,e7) as T.
     static __device__ __forceinline__ void dequant(uint32_t word, uint32_t* out) {
         if constexpr (kBf16) {
             // bf16's 7-bit mantissa holds a nibble only in its low bits: shift each pair there.
@@ -488,7 +511,7 @@ struct Mma {
             }
         }
     }
-    /// Eight INT4 codes -> the pairs of (e0,e4), (e1,e5), (e2,e6), (e3,e7) as magic + q + 8,
+    /// Eight INT4 codes -> the pairs (e0,e1), (e2,e3), (e4,e5), (e6,e7) as magic + q + 8,
     /// exact in T; a sum of products with them exceeds the sum with q by (magic + 8) · Σx,
     /// which the caller subtracts. One shift and one LOP3 per pair: the mask takes the pair's
     /// nibbles, the XOR with magic + 8 sets the exponent and turns q into q + 8 (its top bit
@@ -682,9 +705,16 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
     const int rpg = ma.rounds_per_group;
     int issue_group = r_begin / rpg, issue_in_group = r_begin % rpg;
     int use_in_group = issue_in_group;
+    // Weight row of this thread's row g of tile i: with one x tile, tiles are 8 consecutive rows
+    // (tiles 2p, 2p + 1 the halves of m16 tile p); with several, tiles 2p and 2p + 1 take rows 2g
+    // and 2g + 1 of the warp's 16 rows from 16p, so that a thread holds both rows of each gate /
+    // up pair (2j, 2j + 1) for SwiGLU in the store.
+    auto row_of = [&](int i) {
+        return kTiles == 1 ? n0 + 8 * i + g : n0 + 16 * (i / 2) + 2 * g + i % 2;
+    };
 #pragma unroll
     for (int i = 0; i < kN; ++i) {
-        const int row = min(n0 + 8 * i + g, a.n - 1);
+        const int row = min(row_of(i), a.n - 1);
         wsrc[i] = a.w + std::size_t(row) * a.row_bytes + t * kChunkBytes +
                   std::size_t(r_begin) * kRoundBytes;
         const __half* s = a.scales + std::size_t(row) * a.groups + issue_group;
@@ -739,14 +769,18 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
         cp_async_commit();
     };
 
-    float acc[kN][kTiles][4];
+    // One x tile: [weight tile][0] (m16 tiles 2p, 2p + 1 with x's n8 tiles, see below); several:
+    // [m16 weight tile p][n8 x tile].
+    constexpr int kAccW = kTiles == 1 ? kN : kN / 2;
+    constexpr int kAccX = kTiles == 1 ? 1 : 2 * kTiles;
+    float acc[kAccW][kAccX][4];
 #pragma unroll
-    for (int i = 0; i < kN; ++i)
+    for (int i = 0; i < kAccW; ++i)
 #pragma unroll
-        for (int tile = 0; tile < kTiles; ++tile)
+        for (int xt = 0; xt < kAccX; ++xt)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                acc[i][tile][e] = 0.0f;
+                acc[i][xt][e] = 0.0f;
 
     // Copy groups, oldest first: without kSmemX W(r_begin) .. W(r_begin + kStages - 2), then
     // per round W(r + kStages - 1); waiting until kStages - 1 are in flight completes W(r).
@@ -839,32 +873,6 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
                 return xv[j][upper ? 1 : 0];
             }
         };
-        // A fragments of x tile `tile` for the two mma steps of block j.
-        auto a_frags = [&](int tile, int j, uint32_t(&af)[2][4]) {
-            const uint4 xl = x8(tile, false, j);
-            const uint4 xh = kUpper ? x8(tile, true, j) : make_uint4(0, 0, 0, 0);
-            if constexpr (kInt4) {
-                // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
-                af[0][0] = __byte_perm(xl.x, xl.z, 0x5410);
-                af[0][1] = __byte_perm(xh.x, xh.z, 0x5410);
-                af[0][2] = __byte_perm(xl.x, xl.z, 0x7632);
-                af[0][3] = __byte_perm(xh.x, xh.z, 0x7632);
-                af[1][0] = __byte_perm(xl.y, xl.w, 0x5410);
-                af[1][1] = __byte_perm(xh.y, xh.w, 0x5410);
-                af[1][2] = __byte_perm(xl.y, xl.w, 0x7632);
-                af[1][3] = __byte_perm(xh.y, xh.w, 0x7632);
-            } else {
-                // Steps take elements 0..3 and 4..7 in order.
-                af[0][0] = xl.x;
-                af[0][1] = xh.x;
-                af[0][2] = xl.y;
-                af[0][3] = xh.y;
-                af[1][0] = xl.z;
-                af[1][1] = xh.z;
-                af[1][2] = xl.w;
-                af[1][3] = xh.w;
-            }
-        };
         // Fragments of weight tile i for the two mma steps of block j (kBiasedW: biased by
         // magic + 8, see Mma::biased).
         auto w_frags = [&](int i, int j, uint32_t(&b)[2][2]) {
@@ -899,19 +907,12 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
             for (int j = 0; j < kBlocks8; ++j) {
 #pragma unroll
                 for (int xt = 0; xt < kXTiles; ++xt) {
+                    // Pairs (x0,x1), (x2,x3) for step 2j; (x4,x5), (x6,x7) for step 2j + 1.
                     const uint4 v = x8(0, xt == 1, j);
-                    if constexpr (kInt4) {
-                        // Pairs (x0,x4), (x1,x5) for step 2j; (x2,x6), (x3,x7) for step 2j + 1.
-                        xb[j][xt][0][0] = __byte_perm(v.x, v.z, 0x5410);
-                        xb[j][xt][0][1] = __byte_perm(v.x, v.z, 0x7632);
-                        xb[j][xt][1][0] = __byte_perm(v.y, v.w, 0x5410);
-                        xb[j][xt][1][1] = __byte_perm(v.y, v.w, 0x7632);
-                    } else {
-                        xb[j][xt][0][0] = v.x;
-                        xb[j][xt][0][1] = v.y;
-                        xb[j][xt][1][0] = v.z;
-                        xb[j][xt][1][1] = v.w;
-                    }
+                    xb[j][xt][0][0] = v.x;
+                    xb[j][xt][0][1] = v.y;
+                    xb[j][xt][1][0] = v.z;
+                    xb[j][xt][1][1] = v.w;
                 }
             }
             load_x(r + 1);
@@ -972,21 +973,35 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
                                      acc[2 * p + xt][0][e]);
             }
         } else {
-            // Several x tiles: each B fragment (scaled) serves all of them.
+            // Several x tiles: the weights (scaled) are the A operand, weight tiles 2p and 2p + 1
+            // the rows g and g + 8 of m16 tile p (weight rows 2g and 2g + 1 of its 16, see
+            // row_of), and x the B operand, n8 tiles of x rows whose fragments are one 16-byte
+            // read each; every A fragment serves all x tiles.
 #pragma unroll
             for (int j = 0; j < kBlocks8; ++j) {
-                uint32_t b[kN][2][2];
+                uint32_t af[kN / 2][2][4];
 #pragma unroll
-                for (int i = 0; i < kN; ++i)
-                    w_frags(i, j, b[i]);
+                for (int p = 0; p < kN / 2; ++p) {
+                    uint32_t lo[2][2], hi[2][2];
+                    w_frags(2 * p, j, lo);
+                    w_frags(2 * p + 1, j, hi);
 #pragma unroll
-                for (int tile = 0; tile < kTiles; ++tile) {
-                    uint32_t af[2][4];
-                    a_frags(tile, j, af);
+                    for (int step = 0; step < 2; ++step) {
+                        af[p][step][0] = lo[step][0];
+                        af[p][step][1] = hi[step][0];
+                        af[p][step][2] = lo[step][1];
+                        af[p][step][3] = hi[step][1];
+                    }
+                }
 #pragma unroll
-                    for (int i = 0; i < kN; ++i) {
-                        Mma<T>::mma(acc[i][tile], af[0], b[i][0]);
-                        Mma<T>::mma(acc[i][tile], af[1], b[i][1]);
+                for (int xt = 0; xt < 2 * kTiles; ++xt) {
+                    // Pairs (x0,x1), (x2,x3) for step 2j; (x4,x5), (x6,x7) for step 2j + 1.
+                    const uint4 v = x8(xt / 2, xt % 2 == 1, j);
+                    const uint32_t b0[2] = {v.x, v.y}, b1[2] = {v.z, v.w};
+#pragma unroll
+                    for (int p = 0; p < kN / 2; ++p) {
+                        Mma<T>::mma(acc[p][xt], af[p][0], b0);
+                        Mma<T>::mma(acc[p][xt], af[p][1], b1);
                     }
                 }
             }
@@ -1019,34 +1034,34 @@ __global__ void __launch_bounds__(kWarps * 32, kMmaMinBlocks<kTiles, kUpper>)
             }
         }
     } else {
-        // Accumulator e of (tile i, x tile) is x row tile·16 + g (+ 8 for e >= 2) and weight
-        // row n0 + 8i + 2t + e % 2: a thread holds both rows of each pair (2j, 2j + 1), so at
+        // Accumulator e of (m16 weight tile p, x tile xt) is weight row n0 + 16p + 2g + e / 2
+        // and x row 8xt + 2t + e % 2: a thread holds both rows of each pair (2j, 2j + 1), so at
         // one slice it can store SwiGLU of the gate / up pairs (each first rounded to T as y
         // would be), as the SIMT kernel does.
         const bool swiglu = a.act != nullptr && gridDim.y == 1;
 #pragma unroll
-        for (int i = 0; i < kN; ++i) {
-            const int c0 = n0 + 8 * i + 2 * t;
+        for (int p = 0; p < kN / 2; ++p) {
+            const int r0 = n0 + 16 * p + 2 * g;
             float rs[2] = {1.0f, 1.0f};
             if constexpr (K == WKind::Int8) {
-                rs[0] = __half2float(a.scales[min(c0, a.n - 1)]);
-                rs[1] = __half2float(a.scales[min(c0 + 1, a.n - 1)]);
+                rs[0] = __half2float(a.scales[min(r0, a.n - 1)]);
+                rs[1] = __half2float(a.scales[min(r0 + 1, a.n - 1)]);
             }
 #pragma unroll
-            for (int tile = 0; tile < kTiles; ++tile) {
+            for (int xt = 0; xt < 2 * kTiles; ++xt) {
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    const int mrow = tile * 16 + g + 8 * h;
-                    if (mrow >= a.m || c0 >= a.n) continue;
-                    const float v0 = acc[i][tile][2 * h] * rs[0];
-                    const float v1 = acc[i][tile][2 * h + 1] * rs[1];
+                    const int mrow = 8 * xt + 2 * t + h;
+                    if (mrow >= a.m || r0 >= a.n) continue;
+                    const float v0 = acc[p][xt][h] * rs[0];
+                    const float v1 = acc[p][xt][2 + h] * rs[1];
                     if (swiglu) {
-                        static_cast<T*>(a.act)[std::size_t(mrow) * (a.n / 2) + c0 / 2] =
+                        static_cast<T*>(a.act)[std::size_t(mrow) * (a.n / 2) + r0 / 2] =
                             swiglu_of<T>(round_to<T>(v0), round_to<T>(v1));
                         continue;
                     }
-                    store_result<T>(a, mrow, c0, v0);
-                    if (c0 + 1 < a.n) store_result<T>(a, mrow, c0 + 1, v1);
+                    store_result<T>(a, mrow, r0, v0);
+                    if (r0 + 1 < a.n) store_result<T>(a, mrow, r0 + 1, v1);
                 }
             }
         }
@@ -1174,16 +1189,16 @@ __global__ void __launch_bounds__(kWarps * 32, kRowMinBlocks)
             // round's arithmetic.
             if (r + kD < r_end) load_round(w[(i + kD) % kSets], s[(i + kD) % kSets]);
             if (r + 1 < r_end) load_x(r + 1, xv[(i + 1) % 2]);
-            // B fragments (column g): pairs (x0,x4), (x1,x5) for step 2j, (x2,x6), (x3,x7) for
+            // B fragments (column g): pairs (x0,x1), (x2,x3) for step 2j, (x4,x5), (x6,x7) for
             // step 2j + 1 of block j, as Mma::biased pairs the weights.
             const uint4* xr = xv[i % 2];
             uint32_t xb[4][2][2];
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                xb[j][0][0] = __byte_perm(xr[j].x, xr[j].z, 0x5410);
-                xb[j][0][1] = __byte_perm(xr[j].x, xr[j].z, 0x7632);
-                xb[j][1][0] = __byte_perm(xr[j].y, xr[j].w, 0x5410);
-                xb[j][1][1] = __byte_perm(xr[j].y, xr[j].w, 0x7632);
+                xb[j][0][0] = xr[j].x;
+                xb[j][0][1] = xr[j].y;
+                xb[j][1][0] = xr[j].z;
+                xb[j][1][1] = xr[j].w;
             }
             float bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // (magic + 8) · Σx of column 2t, 2t + 1
             if constexpr (kBiasedW) {
