@@ -170,7 +170,8 @@ struct Fused {
 // them.
 template <WKind K, typename T>
 std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, int splits,
-                           bool tensor_cores, int rows, const Fused<T>& fused = {}) {
+                           bool tensor_cores, int rows, const Fused<T>& fused = {},
+                           int row_depth = kRowDepth) {
     std::vector<T> y(static_cast<std::size_t>(m) * w.n, to_t<T>(-1.0f));
     std::vector<float> partial(static_cast<std::size_t>(splits) * m * w.n, NAN);
     GemvArgs a = w.args();
@@ -201,7 +202,9 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
                 mma_gemv_kernel<K, T, kTiles, 4, kUpper, kSmemX, kMmaStages<kTiles>>, grid, block,
                 MmaSmem<K, kTiles, 4, kSmemX, kMmaStages<kTiles>>::bytes(), ma);
         };
-        if (row_kernel)
+        if (row_kernel && row_depth == kRowWholeDepth)
+            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>, grid, block, ma);
+        else if (row_kernel)
             emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, block, ma);
         else if (m <= 8)
             mma.template operator()<1, false, false>();
@@ -344,13 +347,13 @@ QString check_add_rms_norm(const HostWeight& w, int m, int splits, bool tensor_c
 // of y to T plus fp32 summation in another order. Returns the first mismatches.
 template <WKind K, typename T>
 QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed,
-              int rows = 0) {
+              int rows = 0, int row_depth = kRowDepth) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
     std::vector<T> x(static_cast<std::size_t>(m) * w.k);
     for (T& v : x)
         v = to_t<T>(uni(rng));
-    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, rows);
+    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, rows, {}, row_depth);
     QStringList bad;
     for (int i = 0; i < m; ++i) {
         for (int r = 0; r < w.n; ++r) {
@@ -517,6 +520,19 @@ class TestLinearKernelsEmulated : public QObject {
             failures << check<WKind::Int4, __nv_bfloat16>(w4r256, 1, splits, true, 67 + splits);
             failures << check<WKind::Int4, __nv_bfloat16>(w4r384, 1, splits, true, 69 + splits);
         }
+        // Its shape with every round of a slice in flight from the start (kRowWholeDepth; the
+        // engine runs it on slices of up to kRowWholeRounds): 3 rounds in one slice, 2 + 1 in
+        // two; 4 rounds (the ring exactly full) and 2.
+        const HostWeight w4r4 = make_weight(WKind::Int4, 37, 4096, 20);
+        const HostWeight w4r2 = make_weight(WKind::Int4, 37, 2048, 21);
+        for (int splits : {1, 2}) {
+            failures << check<WKind::Int4, __nv_bfloat16>(w4r, 1, splits, true, 74 + splits, 0,
+                                                          kRowWholeDepth);
+            failures << check<WKind::Int4, __half>(w4r, 1, splits, true, 76 + splits, 0,
+                                                   kRowWholeDepth);
+        }
+        failures << check<WKind::Int4, __nv_bfloat16>(w4r4, 1, 1, true, 79, 0, kRowWholeDepth);
+        failures << check<WKind::Int4, __nv_bfloat16>(w4r2, 1, 1, true, 80, 0, kRowWholeDepth);
         failures << check<WKind::Int4, __half>(w4, 9, 2, true, 60);
         failures << check<WKind::Int4, __half>(w4, 33, 1, true, 61);
         // Several rounds per group in the batch kernel (its lanes copy one tile's scale each, and

@@ -318,7 +318,16 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     a.g.act = fused_store ? e.act : nullptr;
     const int block_rows = kWarps * kRowWarpRows<kRowTiles>;
     const dim3 grid((a.g.n + block_rows - 1) / block_rows, used_splits);
-    launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, dim3(kWarps * 32), 0, stream, a);
+    // Slices of up to kRowWholeRounds rounds in a grid of one wave: all their rounds in flight
+    // before pdl_wait(), while the kernel before finishes.
+    const long blocks = static_cast<long>(grid.x) * grid.y;
+    const bool whole =
+        sl.per <= kRowWholeRounds && blocks <= long{kRowWholeMinBlocks} * ctx.sm_count;
+    if (whole)
+        launch(mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>, grid, dim3(kWarps * 32), 0,
+               stream, a);
+    else
+        launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, dim3(kWarps * 32), 0, stream, a);
     check_cuda(cudaGetLastError(), "one-row tensor-core GEMV kernel launch");
     finish_gemv(a.g.partial, y, used_splits, 1, a.g.n, e, fused_store, stream);
 }

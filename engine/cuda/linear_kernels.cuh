@@ -1082,6 +1082,14 @@ constexpr int kRowRoundBytes = 512;
 /// against 12.9).
 constexpr int kRowTiles = 2;
 constexpr int kRowDepth = 1;
+/// A second shape for k-slices of up to kRowWholeRounds rounds in grids of one wave at
+/// kRowWholeMinBlocks blocks per multiprocessor (166 registers): kRowWholeDepth rounds in flight,
+/// so the whole slice is loaded before pdl_wait(), during the kernel before. 1.8B int4 batch 1
+/// (its qkv, o and down slices are two rounds): 991-993 -> 1,023-1,028 tok/s; the 7B qkv's
+/// four-round slices at this shape cost 1.5 % of a step (501-502 -> 494-496).
+constexpr int kRowWholeRounds = 2;
+constexpr int kRowWholeDepth = 3;
+constexpr int kRowWholeMinBlocks = 3;
 constexpr int kRowMinBlocks = 4;
 
 // INT4 at one row of x on the tensor cores (sm_80+), the weights loaded straight into
@@ -1109,7 +1117,7 @@ constexpr int kRowMinBlocks = 4;
 // 22.4, 4096 × 14336 14.1 → 12.9, 6144 × 4096 7.4 → 7.2, 4096 × 4096 6.4 → 6.5; 1.8B layers
 // 12288 × 2048 7.6 → 7.2, 2048 × 6144 5.5 → 5.5, 3072 × 2048 3.3 → 3.0, 2048 × 2048 2.9 → 2.5.
 template <typename T, int kP, int kD>
-__global__ void __launch_bounds__(kWarps * 32, kRowMinBlocks)
+__global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks : kRowWholeMinBlocks)
     mma_gemv_row_kernel(const MmaGemvArgs ma) {
     constexpr bool kBiasedW = Mma<T>::kBf16;
     const GemvArgs& a = ma.g;
