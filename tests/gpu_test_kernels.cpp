@@ -922,24 +922,28 @@ class TestKernels : public QObject {
         cuda::swiglu<T>(dpairs.as<T>(), dout.as<T>(), rows, inter, cuda::GateUp::Pairs, nullptr);
         QCOMPARE(from_device<T>(dout, want.size()), halves);
 
-        const int vocab = 1000, hidden = 96;
-        const auto table = random_values<T>(size_t(vocab) * hidden, rng);
-        const std::vector<int32_t> ids = {0, 999, 5, 5, 123};
-        std::vector<float> emb(ids.size() * hidden);
-        cpu::embedding(table.data(), vocab, hidden, ids, emb.data());
-        DeviceBuffer dtab = to_device<T>(table), dids = ints_to_device(ids),
-                     demb(emb.size() * sizeof(T));
-        cuda::embedding<T>(dtab.as<T>(), hidden, dids.as<int32_t>(), int(ids.size()), demb.as<T>(),
-                           nullptr);
-        QCOMPARE(from_device<T>(demb, emb.size()), emb);  // a copy: exact
+        // Rows of whole 16-byte chunks (96; 8200: more chunks than a block's threads take in
+        // one pass) and not (90: element by element).
+        for (const int hidden : {96, 8200, 90}) {
+            const int vocab = 1000;
+            const auto table = random_values<T>(size_t(vocab) * hidden, rng);
+            const std::vector<int32_t> ids = {0, 999, 5, 5, 123};
+            std::vector<float> emb(ids.size() * hidden);
+            cpu::embedding(table.data(), vocab, hidden, ids, emb.data());
+            DeviceBuffer dtab = to_device<T>(table), dids = ints_to_device(ids),
+                         demb(emb.size() * sizeof(T));
+            cuda::embedding<T>(dtab.as<T>(), hidden, dids.as<int32_t>(), int(ids.size()),
+                               demb.as<T>(), nullptr);
+            QCOMPARE(from_device<T>(demb, emb.size()), emb);  // a copy: exact
 
-        const std::vector<int32_t> rows_idx = {4, 0, 2};
-        DeviceBuffer drows = ints_to_device(rows_idx), dg(rows_idx.size() * hidden * sizeof(T));
-        cuda::gather_rows<T>(demb.as<T>(), drows.as<int32_t>(), dg.as<T>(), 3, hidden, nullptr);
-        const auto g = from_device<T>(dg, rows_idx.size() * hidden);
-        for (int r = 0; r < 3; ++r)
-            for (int i = 0; i < hidden; ++i)
-                QCOMPARE(g[size_t(r) * hidden + i], emb[size_t(rows_idx[r]) * hidden + i]);
+            const std::vector<int32_t> rows_idx = {4, 0, 2};
+            DeviceBuffer drows = ints_to_device(rows_idx), dg(rows_idx.size() * hidden * sizeof(T));
+            cuda::gather_rows<T>(demb.as<T>(), drows.as<int32_t>(), dg.as<T>(), 3, hidden, nullptr);
+            const auto g = from_device<T>(dg, rows_idx.size() * hidden);
+            for (int r = 0; r < 3; ++r)
+                for (int i = 0; i < hidden; ++i)
+                    QCOMPARE(g[size_t(r) * hidden + i], emb[size_t(rows_idx[r]) * hidden + i]);
+        }
     }
 
     template <typename T>
@@ -986,6 +990,26 @@ class TestKernels : public QObject {
                                    logits.begin() + size_t(r) * stride + vocab);
             Sampler s(sp);
             QCOMPARE(greedy[r], s.sample(row, hist[r]));
+        }
+        // Greedy without a penalty (the argmax straight from the logits) = the CPU Sampler's,
+        // a tie going to the lower id (row 0: ids 9 and 4 both at the maximum).
+        {
+            std::vector<float> tied = logits;
+            tied[9] = tied[4] = 40.0f;
+            dlog = to_device<T>(tied);
+            for (auto& x : p)
+                x.repetition_penalty = 1.0f;
+            const auto plain = run(p);
+            for (int r = 0; r < rows; ++r) {
+                std::vector<float> row(tied.begin() + size_t(r) * stride,
+                                       tied.begin() + size_t(r) * stride + vocab);
+                Sampler s(SamplingParams::greedy_decoding());
+                QCOMPARE(plain[r], s.sample(row, {}));
+            }
+            QCOMPARE(plain[0], 4);
+            dlog = to_device<T>(logits);
+            for (auto& x : p)
+                x.repetition_penalty = 1.3f;
         }
         // top_k 1 and a tiny top_p are greedy too; top_k 5 stays in the CPU's top-5 set.
         for (auto& x : p) {

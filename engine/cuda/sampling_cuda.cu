@@ -78,6 +78,18 @@ __global__ void sample_kernel(const T* logits, int64_t row_stride, int vocab,
     const int r = blockIdx.x;
     const SampleParams p = params[r];
     const T* in = logits + r * row_stride;
+    const bool greedy = p.temperature <= 0.0f || p.top_k == 1;
+    if (greedy && p.repetition_penalty == 1.0f) {
+        // The argmax straight from the logits (the order of the comparisons does not matter:
+        // better() is a total order), without the fp32 copy the other paths work on.
+        Best mine{-INFINITY, INT_MAX};
+#pragma unroll 4
+        for (int i = threadIdx.x; i < vocab; i += blockDim.x)
+            mine = better(mine, Best{to_f32(in[i]), i});
+        const Best b = block_argmax(mine);
+        if (threadIdx.x == 0) out[r] = b.index;
+        return;
+    }
     float* s = scratch + static_cast<int64_t>(r) * vocab;
     for (int i = threadIdx.x; i < vocab; i += blockDim.x)
         s[i] = to_f32(in[i]);
@@ -92,7 +104,6 @@ __global__ void sample_kernel(const T* logits, int64_t row_stride, int vocab,
         }
         __syncthreads();
     }
-    const bool greedy = p.temperature <= 0.0f || p.top_k == 1;
     if (greedy) {
         Best mine{-INFINITY, INT_MAX};
         for (int i = threadIdx.x; i < vocab; i += blockDim.x)

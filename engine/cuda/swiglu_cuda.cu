@@ -26,16 +26,6 @@ __global__ void swiglu_kernel(const T* gu, T* out, int64_t total, int inter) {
 }
 
 template <typename T>
-__global__ void gather_rows_kernel(const T* x, const int32_t* rows, T* out, int dim) {
-    pdl_wait();  // see launch_cuda.cuh
-    pdl_launch_dependents();
-    const T* src = x + static_cast<int64_t>(rows[blockIdx.x]) * dim;
-    T* dst = out + static_cast<int64_t>(blockIdx.x) * dim;
-    for (int i = threadIdx.x; i < dim; i += blockDim.x)
-        dst[i] = src[i];
-}
-
-template <typename T>
 __global__ void to_float_kernel(const T* x, float* out, int64_t n) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
@@ -61,9 +51,7 @@ void swiglu(const T* gate_up, T* out, int rows, int inter, GateUp layout, cudaSt
 
 template <typename T>
 void gather_rows(const T* x, const int32_t* rows, T* out, int n, int dim, cudaStream_t stream) {
-    if (n <= 0) return;
-    launch(gather_rows_kernel<T>, dim3(n), dim3(256), 0, stream, x, rows, out, dim);
-    MTDESK_CUDA_CHECK_LAUNCH();
+    embedding<T>(x, dim, rows, n, out, stream);  // the same row gather
 }
 
 template <typename T>
