@@ -139,12 +139,6 @@ bool aligned16(const void* p) {
     return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-/// Splits up to which the residual add and RMSNorm go into the split-K sum. Its one block per
-/// row reads every split of the row: at a batch of 8 the 7B layers' tensor-core GEMV splits 16
-/// ways, and that block took longer than the separate sum (spread over the GPU) and norm
-/// (7B int4 batch 8 2,447-2,484 -> 2,370-2,384 tok/s); at one row the GEMVs split 2-4 ways.
-constexpr int kNormMaxSplits = 4;
-
 /// Sums the split-K partials [splits, m, n] into y, or straight into `e`'s outputs where a
 /// fused kernel does both (SwiGLU always; the residual add and RMSNorm up to kNormMaxSplits
 /// splits, for rows of whole 16-byte chunks up to 8 · 4 · kNormThreads elements, as

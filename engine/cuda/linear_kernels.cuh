@@ -1370,37 +1370,67 @@ __global__ void sum_splits_swiglu_kernel(const float* partial, T* act, int split
 
 constexpr int kNormThreads = kRmsNormThreads;  // threads per row of the kernel below
 
+/// Splits up to which the residual add and RMSNorm go into the split-K sum. Its one block per
+/// row reads every split of the row: at a batch of 8 the 7B layers' tensor-core GEMV splits 16
+/// ways, and that block took longer than the separate sum (spread over the GPU) and norm
+/// (7B int4 batch 8 2,447-2,484 -> 2,370-2,384 tok/s); at one row the GEMVs split 2-4 ways.
+constexpr int kNormMaxSplits = 4;
+
 // A layer's output y = T(Σ splits), then the residual add and RMSNorm of add_rms_norm()
 // (ops_cuda.h) fused: residual = T(residual + y), out = T(weight · T(residual ·
-// rsqrt(mean(residual²) + eps))). One block of kNormThreads per row of [m, n]; n a multiple of 8
-// with n / 8 <= kV · kNormThreads, residual / weight / out 16-byte aligned. Each thread takes the
+// rsqrt(mean(residual²) + eps))). One block of kNormThreads per row of [m, n]; splits <=
+// kNormMaxSplits, n a multiple of 8 with n / 8 <= kV · kNormThreads, residual / weight / out
+// 16-byte aligned. Each thread takes the
 // 8-element chunks c = thread + i · kNormThreads and sums its squares in that order before
 // block_sum(): the order of rms_norm_cuda.cu's rms_norm_vec_kernel, so the results are
 // add_rms_norm()'s bit for bit.
 template <typename T, int kV>
 __global__ void __launch_bounds__(kNormThreads)
-    sum_splits_add_rms_norm_kernel(const float* partial, int splits, int m, int n, T* residual,
-                                   const T* weight, T* out, float eps) {
-    pdl_wait();
-    pdl_launch_dependents();
+    sum_splits_add_rms_norm_kernel(const float* __restrict__ partial, int splits, int m, int n,
+                                   T* __restrict__ residual, const T* __restrict__ weight,
+                                   T* __restrict__ out, float eps) {
     const std::size_t r = blockIdx.x;
     const int chunks = n / 8;
     const std::size_t count = std::size_t(m) * n;
     uint4* res = reinterpret_cast<uint4*>(residual + r * n);
     const uint4* wrow = reinterpret_cast<const uint4*>(weight);
+    // The norm's weight before pdl_wait(): the kernel before does not write it. Then every
+    // other load of the row (the splits' partial sums, the residual) before any is used: one
+    // round trip to memory, not one per split and chunk.
+    uint4 wv[kV] = {}, xv[kV] = {};  // zeroed: unloaded chunks stay unread (see rms_norm_cuda.cu)
+#pragma unroll
+    for (int i = 0; i < kV; ++i) {
+        const int c = threadIdx.x + i * kNormThreads;
+        if (c < chunks) wv[i] = __ldg(wrow + c);
+    }
+    pdl_wait();
+    pdl_launch_dependents();
+    float4 ps[kV][kNormMaxSplits][2] = {};
+#pragma unroll
+    for (int i = 0; i < kV; ++i) {
+        const int c = threadIdx.x + i * kNormThreads;
+        if (c >= chunks) continue;
+        xv[i] = res[c];
+#pragma unroll
+        for (int p = 0; p < kNormMaxSplits; ++p) {
+            if (p >= splits) break;
+            const float4* src =
+                reinterpret_cast<const float4*>(partial + p * count + r * n + 8 * c);
+            ps[i][p][0] = src[0];
+            ps[i][p][1] = src[1];
+        }
+    }
     float v[kV][8];
-    uint4 wv[kV] = {};
     float ss = 0.0f;
 #pragma unroll
     for (int i = 0; i < kV; ++i) {
         const int c = threadIdx.x + i * kNormThreads;
         if (c >= chunks) continue;
-        wv[i] = __ldg(wrow + c);
         float y[8] = {};
-        for (int p = 0; p < splits; ++p) {
-            const float4* src =
-                reinterpret_cast<const float4*>(partial + p * count + r * n + 8 * c);
-            const float4 lo = src[0], hi = src[1];
+#pragma unroll
+        for (int p = 0; p < kNormMaxSplits; ++p) {
+            if (p >= splits) break;
+            const float4 lo = ps[i][p][0], hi = ps[i][p][1];
             y[0] += lo.x;
             y[1] += lo.y;
             y[2] += lo.z;
@@ -1410,8 +1440,7 @@ __global__ void __launch_bounds__(kNormThreads)
             y[6] += hi.z;
             y[7] += hi.w;
         }
-        uint4 xv = res[c];
-        T* xe = reinterpret_cast<T*>(&xv);
+        T* xe = reinterpret_cast<T*>(&xv[i]);
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
             const float f = round_to<T>(to_f32(xe[e]) + round_to<T>(y[e]));
@@ -1419,7 +1448,7 @@ __global__ void __launch_bounds__(kNormThreads)
             ss += f * f;
             xe[e] = from_f32<T>(f);
         }
-        res[c] = xv;
+        res[c] = xv[i];
     }
     const float inv = rsqrtf(block_sum(ss) / static_cast<float>(n) + eps);
     rms_norm_store<T, kV, kNormThreads>(v, wv, chunks, inv, out + r * n);
