@@ -14,7 +14,8 @@
 namespace mtdesk::cuda {
 
 /// out[t, :] = table[ids[t], :]. table: [vocab, hidden]; ids: [tokens] (already checked to be
-/// in [0, vocab) on the host); out: [tokens, hidden].
+/// in [0, vocab) on the host); out: [tokens, hidden], not overlapping table. One block per row,
+/// 16-byte copies where hidden % 8 == 0 and the rows are aligned.
 template <typename T>
 void embedding(const T* table, int64_t hidden, const int32_t* ids, int tokens, T* out,
                cudaStream_t stream);
@@ -194,7 +195,8 @@ enum class GateUp { Halves, Pairs };
 template <typename T>
 void swiglu(const T* gate_up, T* out, int rows, int inter, GateUp layout, cudaStream_t stream);
 
-/// out[i, :] = x[rows[i], :]. x: [*, dim]; rows: [n]; out: [n, dim].
+/// out[i, :] = x[rows[i], :]. x: [*, dim]; rows: [n]; out: [n, dim], not overlapping x (the
+/// embedding()'s kernel).
 template <typename T>
 void gather_rows(const T* x, const int32_t* rows, T* out, int n, int dim, cudaStream_t stream);
 
