@@ -46,7 +46,8 @@ def read_trace(path: str):
     for r in rows[1:]:
         if len(r) != len(header):
             continue
-        scale = {"ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}.get(r[unit_i], None)
+        scale = {"ns": 1e-3, "nsecond": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3,
+                 "second": 1e6, "s": 1e6}.get(r[unit_i], None)
         if scale is None:
             sys.exit(f"{path}: unexpected unit {r[unit_i]!r}")
         kernels.append((short_name(r[name_i]), float(r[value_i].replace(",", "")) * scale,
