@@ -1380,10 +1380,9 @@ constexpr int kNormMaxSplits = 4;
 // (ops_cuda.h) fused: residual = T(residual + y), out = T(weight · T(residual ·
 // rsqrt(mean(residual²) + eps))). One block of kNormThreads per row of [m, n]; splits <=
 // kNormMaxSplits, n a multiple of 8 with n / 8 <= kV · kNormThreads, residual / weight / out
-// 16-byte aligned. Each thread takes the
-// 8-element chunks c = thread + i · kNormThreads and sums its squares in that order before
-// block_sum(): the order of rms_norm_cuda.cu's rms_norm_vec_kernel, so the results are
-// add_rms_norm()'s bit for bit.
+// 16-byte aligned. Each thread takes the 8-element chunks c = thread + i · kNormThreads and sums
+// its squares in that order before block_sum(): the order of rms_norm_cuda.cu's
+// rms_norm_vec_kernel, so the results are add_rms_norm()'s bit for bit.
 template <typename T, int kV>
 __global__ void __launch_bounds__(kNormThreads)
     sum_splits_add_rms_norm_kernel(const float* __restrict__ partial, int splits, int m, int n,
