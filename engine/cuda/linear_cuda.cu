@@ -317,11 +317,9 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     const long blocks = static_cast<long>(grid.x) * grid.y;
     const bool whole =
         sl.per <= kRowWholeRounds && blocks <= long{kRowWholeMinBlocks} * ctx.sm_count;
-    if (whole)
-        launch(mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>, grid, dim3(kWarps * 32), 0,
-               stream, a);
-    else
-        launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, dim3(kWarps * 32), 0, stream, a);
+    const auto kernel = whole ? mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>
+                              : mma_gemv_row_kernel<T, kRowTiles, kRowDepth>;
+    launch(kernel, grid, dim3(kWarps * 32), 0, stream, a);
     check_cuda(cudaGetLastError(), "one-row tensor-core GEMV kernel launch");
     finish_gemv(a.g.partial, y, used_splits, 1, a.g.n, e, fused_store, stream);
 }
