@@ -343,10 +343,10 @@ __device__ float block_max(float v) {
     return v;
 }
 
-// grid (tokens of this launch, heads), kThreads threads, `launched` floats of dynamic shared
-// memory: the split contexts' partitions combined, out = sum_p e^(m_p - M) o_p /
-// sum_p e^(m_p - M) l_p with M = max_p m_p. Contexts of one partition were finished by the
-// partition kernel.
+// grid (tokens of this launch, heads), kThreads threads, `launched` floats (rounded up to a
+// multiple of 4) of dynamic shared memory: the split contexts' partitions combined, out =
+// sum_p e^(m_p - M) o_p / sum_p e^(m_p - M) l_p with M = max_p m_p. Contexts of one partition
+// were finished by the partition kernel.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     attention_combine_kernel(const int32_t* __restrict__ token_seq,
@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(kThreads)
                              int launched, Partials partials) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
-    MTDESK_DYNAMIC_SHARED(float, s_weight);  // [launched]
+    MTDESK_DYNAMIC_SHARED(float, s_weight);  // [launched rounded up to a multiple of 4]
     const int tc = blockIdx.x, t = token0 + tc, h = blockIdx.y;
     if (skip_runs && in_run(token_seq, token_pos, t, tokens)) return;
     const int parts = partitions_of(token_pos[t] + 1, partition, launched);
@@ -837,9 +837,13 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
     for (int token0 = 0; token0 < tokens; token0 += workspace.rows) {
         const int n = std::min(workspace.rows, tokens - token0);
         run(dim3(n, heads, launched), token0, partials);
-        launch(attention_combine_kernel<T>, dim3(n, heads), dim3(kThreads),
-               launched * sizeof(float), stream, token_seq, token_pos, out, token0, tokens,
-               tensor_cores, heads, head_dim, partition, launched, partials);
+        // The weights' shared memory in whole 16-byte units: the compiler may read the weights
+        // of the last partitions several at a time, past `parts` (compute-sanitizer showed
+        // 12-byte reads at 2 partitions); those reads must stay inside the allocation.
+        const std::size_t weight_bytes = (launched + 3) / 4 * 4 * sizeof(float);
+        launch(attention_combine_kernel<T>, dim3(n, heads), dim3(kThreads), weight_bytes, stream,
+               token_seq, token_pos, out, token0, tokens, tensor_cores, heads, head_dim, partition,
+               launched, partials);
         MTDESK_CUDA_CHECK_LAUNCH();
     }
 }
