@@ -202,8 +202,16 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
                 mma_gemv_kernel<K, T, kTiles, 4, kUpper, kSmemX, kMmaStages<kTiles>>, grid, block,
                 MmaSmem<K, kTiles, 4, kSmemX, kMmaStages<kTiles>>::bytes(), ma);
         };
-        if (row_kernel && row_depth == kRowWholeDepth)
+        // As run_mma_gemv_row picks: without bounds checks on rows of whole rounds and x of
+        // whole 1024-element blocks.
+        const bool full = w.row_bytes % kRowRoundBytes == 0 && w.k % 1024 == 0;
+        if (row_kernel && row_depth == kRowWholeDepth && full)
+            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth, true>, grid, block,
+                              ma);
+        else if (row_kernel && row_depth == kRowWholeDepth)
             emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>, grid, block, ma);
+        else if (row_kernel && full)
+            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth, true>, grid, block, ma);
         else if (row_kernel)
             emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, block, ma);
         else if (m <= 8)
@@ -533,6 +541,14 @@ class TestLinearKernelsEmulated : public QObject {
         }
         failures << check<WKind::Int4, __nv_bfloat16>(w4r4, 1, 1, true, 79, 0, kRowWholeDepth);
         failures << check<WKind::Int4, __nv_bfloat16>(w4r2, 1, 1, true, 80, 0, kRowWholeDepth);
+        // Rows of whole rounds and x of whole 1024-element blocks (k = 4096 and 2048) at both
+        // shapes take the kernel without bounds checks; k = 8192 in three slices (3 + 3 + 2).
+        const HostWeight w4r8 = make_weight(WKind::Int4, 37, 8192, 23);
+        for (int splits : {1, 2}) {
+            failures << check<WKind::Int4, __nv_bfloat16>(w4r4, 1, splits, true, 81 + splits);
+            failures << check<WKind::Int4, __half>(w4r2, 1, splits, true, 83 + splits);
+        }
+        failures << check<WKind::Int4, __nv_bfloat16>(w4r8, 1, 3, true, 86);
         failures << check<WKind::Int4, __half>(w4, 9, 2, true, 60);
         failures << check<WKind::Int4, __half>(w4, 33, 1, true, 61);
         // Several rounds per group in the batch kernel (its lanes copy one tile's scale each, and

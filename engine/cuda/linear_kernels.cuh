@@ -1116,7 +1116,9 @@ constexpr int kRowMinBlocks = 4;
 // bench_linear on an H200, µs at one row, SIMT kernel → this one: 7B layers 28672 × 4096 22.3 →
 // 22.4, 4096 × 14336 14.1 → 12.9, 6144 × 4096 7.4 → 7.2, 4096 × 4096 6.4 → 6.5; 1.8B layers
 // 12288 × 2048 7.6 → 7.2, 2048 × 6144 5.5 → 5.5, 3072 × 2048 3.3 → 3.0, 2048 × 2048 2.9 → 2.5.
-template <typename T, int kP, int kD>
+// kFull: every row is whole rounds of whole 1024-element blocks of x (row_bytes a multiple
+// of kRowRoundBytes, k of 1024), so no load needs a bounds check or a zero fill.
+template <typename T, int kP, int kD, bool kFull = false>
 __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks : kRowWholeMinBlocks)
     mma_gemv_row_kernel(const MmaGemvArgs ma) {
     constexpr bool kBiasedW = Mma<T>::kBf16;
@@ -1146,7 +1148,7 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
     int seg = r_begin * 8 + g;
     int group = seg / rpg;
     auto load_round = [&](uint4(&wv)[kP][2], __half(&sv)[kP][2]) {
-        const bool valid = seg < segments;  // zeros past the row: x is zero there too
+        const bool valid = kFull || seg < segments;  // zeros past the row: x is zero there too
 #pragma unroll
         for (int p = 0; p < kP; ++p)
 #pragma unroll
@@ -1177,8 +1179,9 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int k0 = r * 1024 + g * 128 + t * 32 + 8 * j;
-            v[j] = k0 < a.k ? __ldg(reinterpret_cast<const uint4*>(xsrc + r * 1024 + 8 * j))
-                            : make_uint4(0, 0, 0, 0);
+            v[j] = kFull || k0 < a.k
+                       ? __ldg(reinterpret_cast<const uint4*>(xsrc + r * 1024 + 8 * j))
+                       : make_uint4(0, 0, 0, 0);
         }
     };
     load_x(r_begin, xv[0]);
