@@ -1135,7 +1135,10 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
     // This thread's 16 bytes of segment g of each of its rows in round r_begin, and the
     // segment's group scale; advanced round by round.
     const uint8_t* wsrc[kP][2];
-    const __half* ssrc[kP][2];
+    // Each row's first scale as an index into a.scales (a 32-bit offset instead of a pointer:
+    // fewer registers and integer instructions per round; n · groups < 2^32 for any layer the
+    // engine holds).
+    uint32_t srow[kP][2];
 #pragma unroll
     for (int p = 0; p < kP; ++p)
 #pragma unroll
@@ -1143,7 +1146,7 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
             const int row = min(row0 + 2 * p + h, a.n - 1);
             wsrc[p][h] = a.w + std::size_t(row) * a.row_bytes +
                          std::size_t(r_begin) * kRowRoundBytes + g * 64 + t * kChunkBytes;
-            ssrc[p][h] = a.scales + std::size_t(row) * a.groups;
+            srow[p][h] = static_cast<uint32_t>(row) * static_cast<uint32_t>(a.groups);
         }
     int seg = r_begin * 8 + g;
     int group = seg / rpg;
@@ -1154,7 +1157,7 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 wv[p][h] = valid ? load_weights(wsrc[p][h]) : make_uint4(0, 0, 0, 0);
-                sv[p][h] = valid ? __ldg(ssrc[p][h] + group) : __ushort_as_half(0);
+                sv[p][h] = valid ? __ldg(a.scales + (srow[p][h] + group)) : __ushort_as_half(0);
                 wsrc[p][h] += kRowRoundBytes;
             }
         seg += 8;
