@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -303,6 +305,10 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     a.g.partial = static_cast<float*>(ctx.workspace);
     a.rounds = static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
     a.rounds_per_group = w.group() / 128;
+    // The kernel indexes the group scales with 32 bits (mma_gemv_row_kernel).
+    if (static_cast<std::uint64_t>(a.g.n) * static_cast<std::uint64_t>(a.g.groups) > UINT32_MAX)
+        throw Error("linear: INT4 weight " + shape(w.n(), w.k()) +
+                    " has more group scales than the one-row GEMV indexes (2^32)");
     const int splits = split_count(a.g.n, 1, kRowWarpRows<kRowTiles>, a.g.chunks, ctx.sm_count,
                                    ctx.workspace ? ctx.workspace_bytes : 0);
     const Slices sl = slices_of(a.rounds, splits);
