@@ -363,6 +363,10 @@ class TestGpuLinear : public QObject {
         cuda::linear<__half>(i4, hx, hy, 0, ctx_, nullptr);  // nothing to do
         cuda::DeviceLinear empty;
         QVERIFY_THROWS_EXCEPTION(Error, cuda::linear<__half>(empty, hx, hy, 1, ctx_, nullptr));
+        // 2^32 group scales (65536 rows of 2^23 INT4 weights): more than the one-row GEMV
+        // indexes, refused before anything is allocated.
+        QVERIFY_THROWS_EXCEPTION(
+            Error, cuda::DeviceLinear::random(65536, 1 << 23, WeightFormat::INT4, 1, 1.0f));
         // The prefill path needs a cuBLAS handle and room for one dequantised row.
         cuda::LinearContext bare;
         bare.gemv_max_m = 0;

@@ -305,10 +305,6 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     a.g.partial = static_cast<float*>(ctx.workspace);
     a.rounds = static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
     a.rounds_per_group = w.group() / 128;
-    // The kernel indexes the group scales with 32 bits (mma_gemv_row_kernel).
-    if (static_cast<std::uint64_t>(a.g.n) * static_cast<std::uint64_t>(a.g.groups) > UINT32_MAX)
-        throw Error("linear: INT4 weight " + shape(w.n(), w.k()) +
-                    " has more group scales than the one-row GEMV indexes (2^32)");
     const int splits = split_count(a.g.n, 1, kRowWarpRows<kRowTiles>, a.g.chunks, ctx.sm_count,
                                    ctx.workspace ? ctx.workspace_bytes : 0);
     const Slices sl = slices_of(a.rounds, splits);
@@ -495,6 +491,10 @@ DeviceLinear DeviceLinear::allocate(WeightFormat format, int n, int k, int k_pad
     d.group_ = group;
     d.row_bytes_ = row_bytes;
     const std::string what = std::string(format_name(format)) + " weight " + shape(n, k);
+    // The one-row INT4 GEMV (mma_gemv_row_kernel) indexes the scales with 32 bits.
+    if (scale_count > UINT32_MAX)
+        throw Error("linear: " + what + " has " + std::to_string(scale_count) +
+                    " scales, more than the GEMV kernels index (2^32)");
     d.data_bytes_ = row_bytes * static_cast<std::size_t>(n);
     d.data_ = device_alloc(d.data_bytes_, what);
     d.scale_bytes_ = scale_count * sizeof(__half);

@@ -1136,7 +1136,8 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
     // segment's group scale; advanced round by round.
     const uint8_t* wsrc[kP][2];
     // Each row's first scale as an index into a.scales (a 32-bit offset instead of a pointer:
-    // fewer registers and integer instructions per round; the host checks n · groups < 2^32).
+    // fewer registers and integer instructions per round; DeviceLinear::allocate checks that
+    // n · groups < 2^32).
     uint32_t srow[kP][2];
 #pragma unroll
     for (int p = 0; p < kP; ++p)
