@@ -127,8 +127,9 @@ struct PagedStep {
 
 template <typename T>
 PagedStep make_step(int heads, int kv_heads, int head_dim, const std::vector<int>& lengths,
-                    const std::vector<int>& fresh, std::mt19937& rng) {
+                    const std::vector<int>& fresh, std::mt19937& rng, int block = 16) {
     PagedStep s;
+    s.block = block;
     s.heads = heads;
     s.kv_heads = kv_heads;
     s.head_dim = head_dim;
@@ -610,6 +611,10 @@ class TestKernels : public QObject {
             for (int c : kContexts)
                 steps.push_back(make_step<T>(heads, kv_heads, head_dim, {c}, {1}, rng));
             steps.push_back(make_step<T>(heads, kv_heads, head_dim, {530}, {40}, rng));
+            // Cache blocks smaller than a warp's positions per step (each position's block
+            // looked up on its own), and of 12 (steps that cross a block's end).
+            for (int block : {4, 12})
+                steps.push_back(make_step<T>(heads, kv_heads, head_dim, {700}, {1}, rng, block));
         } else {
             std::vector<int> lengths, fresh;
             for (int i = 0; i + 1 < batch; ++i) {
@@ -625,8 +630,10 @@ class TestKernels : public QObject {
         const double tol = tolerance<T>();
         double worst = 0, worst_one_pass = 0, worst_vs_16bit = 0;
         for (const PagedStep& s : steps) {
-            const QString what =
-                QString("longest context %1, %2 tokens").arg(s.max_context()).arg(s.tokens());
+            const QString what = QString("longest context %1, %2 tokens, blocks of %3")
+                                     .arg(s.max_context())
+                                     .arg(s.tokens())
+                                     .arg(s.block);
             const auto want = reference_attention(s, int8, pool);
             AttentionRun run;
             run.int8 = int8;
