@@ -137,8 +137,14 @@ __device__ __forceinline__ void warp_sum_each(float (&s)[N]) {
 // A context with one partition is finished here (normalised, rounded to T); otherwise the
 // partition's maximum, sum and unnormalised output go to `partials` for the combine kernel.
 // C is the cache's element type: T, or int8_t with per-(slot, kv head) fp32 scales.
+// Registers: a block per kv head of four query heads from a 16-bit cache is held to 128 (four
+// blocks per multiprocessor, a few bytes spilled; 160 unbounded, three), so that the 512 blocks
+// of a 7B batch of 64 run in one wave, not 1.3: 7B int4 batch 64 9,773-9,963 -> 10,129-10,196
+// tok/s, int8 8,833-9,094 -> 9,096-9,255 (H200). The int8 cache's instance would spill ~330
+// bytes at 128 and is left unbounded; the minimum of one block elsewhere is the bound as
+// measured (it changes register allocation a little, and batch 1 was timed with it).
 template <typename T, typename C, int kPairs, int kGroup>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGroup == 4 && sizeof(C) == 2 ? 4 : 1)
     attention_partition_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
                                const int32_t* __restrict__ block_tables, int max_blocks,
                                const int32_t* __restrict__ token_seq,
