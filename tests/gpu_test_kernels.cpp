@@ -612,8 +612,9 @@ class TestKernels : public QObject {
                 steps.push_back(make_step<T>(heads, kv_heads, head_dim, {c}, {1}, rng));
             steps.push_back(make_step<T>(heads, kv_heads, head_dim, {530}, {40}, rng));
             // Cache blocks smaller than a warp's positions per step (each position's block
-            // looked up on its own), and of 12 (steps that cross a block's end).
-            for (int block : {4, 12})
+            // looked up on its own), and of 10 (steps of 8 and of 4 positions that cross a
+            // block's end).
+            for (int block : {4, 10})
                 steps.push_back(make_step<T>(heads, kv_heads, head_dim, {700}, {1}, rng, block));
         } else {
             std::vector<int> lengths, fresh;
@@ -1088,6 +1089,7 @@ class TestKernels : public QObject {
         QTest::addColumn<bool>("int8");
         QTest::newRow("bf16 d128 gqa 8/2 batch 1") << false << 128 << 8 << 2 << 1 << false;
         QTest::newRow("bf16 d128 gqa 8/2 batch 63") << false << 128 << 8 << 2 << 63 << false;
+        QTest::newRow("bf16 d256 gqa 8/2 batch 1") << false << 256 << 8 << 2 << 1 << false;
         QTest::newRow("fp16 d64 gqa 8/2 batch 1") << true << 64 << 8 << 2 << 1 << false;
         QTest::newRow("fp16 d64 gqa 8/2 batch 63") << true << 64 << 8 << 2 << 63 << false;
         QTest::newRow("bf16 d40 gqa 6/3 batch 63") << false << 40 << 6 << 3 << 63 << false;
