@@ -202,18 +202,12 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
                 mma_gemv_kernel<K, T, kTiles, 4, kUpper, kSmemX, kMmaStages<kTiles>>, grid, block,
                 MmaSmem<K, kTiles, 4, kSmemX, kMmaStages<kTiles>>::bytes(), ma);
         };
-        // As run_mma_gemv_row picks: without bounds checks on rows of whole rounds and x of
-        // whole 1024-element blocks.
-        const bool full = w.row_bytes % kRowRoundBytes == 0 && w.k % 1024 == 0;
-        if (row_kernel && row_depth == kRowWholeDepth && full)
-            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth, true>, grid, block,
-                              ma);
-        else if (row_kernel && row_depth == kRowWholeDepth)
-            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>, grid, block, ma);
-        else if (row_kernel && full)
-            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth, true>, grid, block, ma);
-        else if (row_kernel)
-            emulation::launch(mma_gemv_row_kernel<T, kRowTiles, kRowDepth>, grid, block, ma);
+        // The instance run_mma_gemv_row picks (without bounds checks on rows of whole rounds and
+        // x of whole 1024-element blocks).
+        if (row_kernel)
+            emulation::launch(
+                mma_gemv_row_instance<T>(w.row_bytes, w.k, row_depth == kRowWholeDepth), grid,
+                block, ma);
         else if (m <= 8)
             mma.template operator()<1, false, false>();
         else if (m <= 16)

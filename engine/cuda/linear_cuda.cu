@@ -319,13 +319,8 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     const long blocks = static_cast<long>(grid.x) * grid.y;
     const bool whole =
         sl.per <= kRowWholeRounds && blocks <= long{kRowWholeMinBlocks} * ctx.sm_count;
-    // Rows of whole rounds and x of whole 1024-element blocks: the kernel without bounds checks.
-    const bool full = w.row_bytes() % kRowRoundBytes == 0 && w.k() % 1024 == 0;
-    const auto kernel = whole ? (full ? mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth, true>
-                                      : mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>)
-                              : (full ? mma_gemv_row_kernel<T, kRowTiles, kRowDepth, true>
-                                      : mma_gemv_row_kernel<T, kRowTiles, kRowDepth>);
-    launch(kernel, grid, dim3(kWarps * 32), 0, stream, a);
+    launch(mma_gemv_row_instance<T>(w.row_bytes(), w.k(), whole), grid, dim3(kWarps * 32), 0,
+           stream, a);
     check_cuda(cudaGetLastError(), "one-row tensor-core GEMV kernel launch");
     finish_gemv(a.g.partial, y, used_splits, 1, a.g.n, e, fused_store, stream);
 }

@@ -1283,6 +1283,19 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
     }
 }
 
+// The one-row INT4 GEMV's instance for rows of `row_bytes` bytes and x of k elements, with
+// kRowWholeDepth rounds in flight (`whole`) or kRowDepth: kFull where every row is whole rounds
+// and x whole 1024-element blocks (no load then needs a bounds check). run_mma_gemv_row and the
+// emulated kernel tests pick with it.
+template <typename T>
+auto mma_gemv_row_instance(std::size_t row_bytes, int k, bool whole) {
+    const bool full = row_bytes % kRowRoundBytes == 0 && k % 1024 == 0;
+    return whole ? (full ? mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth, true>
+                         : mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>)
+                 : (full ? mma_gemv_row_kernel<T, kRowTiles, kRowDepth, true>
+                         : mma_gemv_row_kernel<T, kRowTiles, kRowDepth>);
+}
+
 // `total` rounds (or chunks) cut into at most `splits` k-slices: `per` each (the last may be
 // shorter), `used` of them.
 struct Slices {
