@@ -2,7 +2,7 @@
 // kernel, the BF16 / FP16 tiers' 16-bit weights) run on the CPU by
 // the host emulation (engine/cuda/host_emulation.h) and checked against a reference computed
 // here in double: the SIMT GEMV in every tile shape (m = 1, 2, 3, 5, 8 and 11: rows past a tile;
-// also reading the BF16 / FP16 tiers' 16-bit weights, with 4 and 6 rows per warp),
+// also reading the BF16 / FP16 tiers' 16-bit weights, with 4 and 6 rows per warp; INT8 with 2),
 // the tensor-core GEMV with x per warp (m = 1, 2, 8, 9, 16: with and without the upper half of
 // the A tile) and staged in shared memory (m = 17, 33, 64: two and four tiles, rows past m), in
 // one slice and in split-K slices followed by the split-K sum, on bf16 and fp16 activations,
@@ -226,6 +226,8 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         auto simt = [&]<bool kVecX>() {
             if (s.mt == 1 && s.r == 6)
                 emulation::launch(gemv_kernel<K, T, 6, 1, kVecX>, grid, block, a);
+            else if (s.mt == 1 && s.r == 2)
+                emulation::launch(gemv_kernel<K, T, 2, 1, kVecX>, grid, block, a);
             else if (s.mt == 1)
                 emulation::launch(gemv_kernel<K, T, 4, 1, kVecX>, grid, block, a);
             else if (s.mt == 2)
@@ -491,6 +493,12 @@ class TestLinearKernelsEmulated : public QObject {
         // ... and 6 rows per warp (24 per block: the second block mostly past n = 37).
         failures << check<WKind::F16, __nv_bfloat16>(wb, 1, 3, false, 90, 6);
         failures << check<WKind::F16, __half>(wh, 1, 1, false, 91, 6);
+        // INT8 at one row with 2 rows per warp (int8_gemv_rows; 8 per block: n = 37 ends in a
+        // block's last warp but one): one and three slices, few and many chunks per lane.
+        for (int splits : {1, 3}) {
+            failures << check<WKind::Int8, __nv_bfloat16>(w8, 1, splits, false, 92 + splits, 2);
+            failures << check<WKind::Int8, __half>(w8long, 1, splits, false, 93 + splits, 2);
+        }
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
     }
