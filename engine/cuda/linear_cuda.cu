@@ -376,8 +376,9 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
 /// rows of at most 2048 bytes in layers whose 4-row warps fill less than one wave of 16 per
 /// multiprocessor: a lane then has at most four 16-byte chunks of a row, and twice the warps,
 /// each half as long, hide more of the loads' latency (1.8B int8 batch 1, whose qkv and o
-/// layers take it: 840–846 → 856–863 tok/s on an H200; longer rows gain nothing or lose: the
-/// 7B's qkv and o at 2 rows unchanged, its down projection too 14 % slower a step).
+/// layers take it: 840–846 → 856–863 tok/s on an H200). Longer rows gain nothing or lose: the
+/// 7B's qkv and o at 2 rows left a step unchanged, and with its down projection also at 2 the
+/// step took 14 % longer.
 int int8_gemv_rows(const DeviceLinear& w, int m, int sm_count) {
     const bool few_warps = (static_cast<long>(w.n()) + 3) / 4 < 16L * sm_count;
     return m == 1 && w.row_bytes() <= 2048 && few_warps ? 2 : 0;
