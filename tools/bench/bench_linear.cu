@@ -9,11 +9,16 @@
 // Build (from the repository root; not part of the CMake build):
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
 //        engine/cuda/linear_cuda.cu engine/cuda/rms_norm_cuda.cu engine/cuda/swiglu_cuda.cu \
-//        engine/quant/quantize.cpp engine/model/dtype.cpp -lcublas -o bench_linear
+//        engine/cuda/embedding_cuda.cu engine/quant/quantize.cpp engine/model/dtype.cpp \
+//        -lcublas -o bench_linear
 // Run: ./bench_linear [--shapes NxK,NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]
 //   default shapes 4096x4096 and 12288x4096 (gate/up-like), 4096x12288 (down-like); default m
 //   1,2,4,8,12,16,24,32,64; activations bf16 unless --fp16; kernels launched with programmatic
 //   dependent launch on sm_90+ (as the engine does) unless --no-pdl.
+//      ./bench_linear --chain hy-mt-7b|hy-mt1.5-1.8b
+//   the four linear layers of every decoder layer of that model (qkv, o, gate/up with SwiGLU,
+//   down; random weights) chained at one row of x as a decode step runs them, for BF16, INT8
+//   and INT4, and nothing else of the step: the floor the layers alone put under a batch-1 step.
 //
 // Method: each configuration's calls cycle over enough copies of the weight to exceed the L2
 // cache (so weights come from device memory as in a real model), are captured in a CUDA graph
@@ -28,6 +33,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_common.h"
@@ -122,9 +128,110 @@ double time_calls(const std::vector<cuda::DeviceLinear>& copies, const T* x, T* 
     return ms[ms.size() / 2] * 1e-3 / iters;  // seconds per call
 }
 
+// The linear layers of `layers` decoder layers (hidden, qkv rows, intermediate) chained at one
+// row of x in `format` (random weights, each layer its own), in one CUDA graph: the time of
+// one pass, median of 7.
+double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat format,
+                  cuda::LinearContext& ctx, cudaStream_t stream, std::size_t& bytes) {
+    using T = __nv_bfloat16;
+    std::vector<cuda::DeviceLinear> qkv, o, gate_up, down;
+    bytes = 0;
+    for (int l = 0; l < layers; ++l) {
+        const uint64_t seed = 4 * static_cast<uint64_t>(l);
+        qkv.push_back(cuda::DeviceLinear::random(qkv_rows, hidden, format, seed + 1));
+        o.push_back(cuda::DeviceLinear::random(hidden, hidden, format, seed + 2));
+        gate_up.push_back(cuda::DeviceLinear::random(2 * inter, hidden, format, seed + 3));
+        down.push_back(cuda::DeviceLinear::random(hidden, inter, format, seed + 4));
+        bytes += qkv.back().device_bytes() + o.back().device_bytes() +
+                 gate_up.back().device_bytes() + down.back().device_bytes();
+    }
+    T *h = nullptr, *q = nullptr, *y = nullptr, *act = nullptr, *h2 = nullptr;
+    check(cudaMalloc(&h, std::size_t(hidden) * 2), "cudaMalloc");
+    check(cudaMalloc(&q, std::size_t(qkv_rows) * 2), "cudaMalloc");
+    check(cudaMalloc(&y, std::size_t(hidden + 2 * inter) * 2), "cudaMalloc");  // o, then gate/up
+    check(cudaMalloc(&act, std::size_t(inter) * 2), "cudaMalloc");
+    check(cudaMalloc(&h2, std::size_t(hidden) * 2), "cudaMalloc");
+    cuda::fill_random<T>(h, hidden, 7, 1.0f);
+    auto pass = [&] {
+        for (int l = 0; l < layers; ++l) {
+            cuda::linear<T>(qkv[l], h, q, 1, ctx, stream);
+            cuda::linear<T>(o[l], q, y, 1, ctx, stream);  // attention's output stands in: q
+            cuda::linear_swiglu<T>(gate_up[l], y, y + hidden, act, 1, ctx, stream);
+            cuda::linear<T>(down[l], act, h2, 1, ctx, stream);
+            std::swap(h, h2);
+        }
+    };
+    pass();
+    check(cudaStreamSynchronize(stream), "warm-up");
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "begin capture");
+    pass();
+    check(cudaStreamEndCapture(stream, &graph), "end capture");
+    check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    check(cudaGraphLaunch(exec, stream), "graph launch");
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<float> ms;
+    for (int rep = 0; rep < 7; ++rep) {
+        cudaEventRecord(e0, stream);
+        cudaGraphLaunch(exec, stream);
+        cudaEventRecord(e1, stream);
+        check(cudaEventSynchronize(e1), "graph run");
+        float t = 0;
+        cudaEventElapsedTime(&t, e0, e1);
+        ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    for (T* p : {h, q, y, act, h2})
+        cudaFree(p);
+    return ms[ms.size() / 2] * 1e-3;
+}
+
+int run_chain(const std::string& model) {
+    // hidden, qkv rows (query + 2 · kv heads of 128), intermediate: mtdesk bench's --synthetic.
+    int hidden = 0, qkv_rows = 0, inter = 0;
+    if (model == "hy-mt-7b") {
+        hidden = 4096, qkv_rows = (32 + 2 * 8) * 128, inter = 14336;
+    } else if (model == "hy-mt1.5-1.8b") {
+        hidden = 2048, qkv_rows = (16 + 2 * 4) * 128, inter = 6144;
+    } else {
+        std::fprintf(stderr, "--chain: hy-mt-7b or hy-mt1.5-1.8b, not %s\n", model.c_str());
+        return 2;
+    }
+    constexpr int kLayers = 32;
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    const double copy_bw = copy_bandwidth();
+    cuda::set_programmatic_launch(prop.major >= 9);
+    std::printf("device: %s; copy bandwidth %.0f GB/s (read + write)\n", prop.name, copy_bw / 1e9);
+    std::printf("%s: %d layers of qkv %dx%d, o %dx%d, gate/up %dx%d, down %dx%d at one row\n",
+                model.c_str(), kLayers, qkv_rows, hidden, hidden, hidden, 2 * inter, hidden, hidden,
+                inter);
+    std::printf("%-5s %10s %10s %9s %6s\n", "fmt", "ms/pass", "us/layer", "weight GB", "%copy");
+    cudaStream_t stream;
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    cuda::LinearContext ctx = cuda::LinearContext::create(64u << 20);
+    for (WeightFormat f : {WeightFormat::BF16, WeightFormat::INT8, WeightFormat::INT4}) {
+        std::size_t bytes = 0;
+        const double s = time_chain(hidden, qkv_rows, inter, kLayers, f, ctx, stream, bytes);
+        std::printf("%-5s %10.3f %10.2f %9.2f %5.0f%%\n", cuda::format_name(f), s * 1e3,
+                    s * 1e6 / kLayers, bytes / 1e9, 100.0 * bytes / s / copy_bw);
+        std::fflush(stdout);
+    }
+    cudaStreamDestroy(stream);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == "--chain") return run_chain(argv[2]);
     std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
     std::vector<int> ms = {1, 2, 4, 8, 12, 16, 24, 32, 64};
     bool fp16 = false, pdl = true;
@@ -145,8 +252,10 @@ int main(int argc, char** argv) {
         } else if (a == "--no-pdl") {
             pdl = false;
         } else {
-            std::fprintf(stderr, "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n",
-                         argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n"
+                         "       %s --chain hy-mt-7b|hy-mt1.5-1.8b\n",
+                         argv[0], argv[0]);
             return 2;
         }
     }
