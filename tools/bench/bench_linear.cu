@@ -19,6 +19,10 @@
 //   the four linear layers of every decoder layer of that model (qkv, o, gate/up with SwiGLU,
 //   down; random weights) chained at one row of x as a decode step runs them, for BF16, INT8
 //   and INT4, and nothing else of the step: the floor the layers alone put under a batch-1 step.
+//      ./bench_linear --stream
+//   the weight bytes of the 7B INT4 layers read with the one-row INT4 GEMV's access pattern and
+//   no dequantisation: what its memory access alone costs, with one or three rounds in flight
+//   and with or without arithmetic between the loads.
 //
 // Method: each configuration's calls cycle over enough copies of the weight to exceed the L2
 // cache (so weights come from device memory as in a real model), are captured in a CUDA graph
@@ -193,6 +197,143 @@ double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat 
     return ms[ms.size() / 2] * 1e-3;
 }
 
+// A read-only stream with the one-row INT4 GEMV's access pattern (mma_gemv_row_kernel): blocks
+// of 4 warps, 4 weight rows a warp, rounds of 512 bytes of each row, lane (g, t) loading the 16
+// bytes at 64 g + 16 t of each; grid (row groups, k-slices). kAhead rounds are in flight beside
+// the one in use (a ring of register sets); each 16 bytes are folded into one word with kWork
+// rounds of integer arithmetic (a shift, a multiply and a LOP3: a stand-in for dequantising).
+__device__ __forceinline__ uint4 load_stream(const uint8_t* p) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+template <int kAhead, int kWork>
+__global__ void __launch_bounds__(128)
+    stream_kernel(const uint8_t* w, int n, int row_bytes, int slice_rounds, uint32_t* out) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int row0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * 4;
+    if (row0 >= n) return;
+    const int r_begin = blockIdx.y * slice_rounds;
+    const int r_end = min(row_bytes / 512, r_begin + slice_rounds);
+    const uint8_t* src[4];
+    for (int h = 0; h < 4; ++h)
+        src[h] = w + std::size_t(min(row0 + h, n - 1)) * row_bytes + g * 64 + t * 16;
+    constexpr int kSets = kAhead + 1;
+    uint4 v[kSets][4];
+    for (int i = 0; i < kAhead; ++i)
+        if (r_begin + i < r_end)
+            for (int h = 0; h < 4; ++h)
+                v[i][h] = load_stream(src[h] + (r_begin + i) * 512);
+    uint32_t acc = 0;
+    for (int r0 = r_begin; r0 < r_end; r0 += kSets) {
+#pragma unroll
+        for (int i = 0; i < kSets; ++i) {
+            const int r = r0 + i;
+            if (r >= r_end) break;
+            if (r + kAhead < r_end)
+                for (int h = 0; h < 4; ++h)
+                    v[(i + kAhead) % kSets][h] = load_stream(src[h] + (r + kAhead) * 512);
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                uint32_t x = v[i][h].x ^ v[i][h].y ^ v[i][h].z ^ v[i][h].w;
+#pragma unroll
+                for (int k = 0; k < kWork; ++k)
+                    x = (x >> 4) ^ (x * 0x9E3779B1u) ^ (x & 0x0F0F0F0Fu);
+                acc += x;
+            }
+        }
+    }
+    if (acc == 0x9E3779B1u) out[0] = acc;  // keeps the loads; practically never taken
+}
+
+int run_stream() {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    const double copy_bw = copy_bandwidth();
+    std::printf("device: %s; copy bandwidth %.0f GB/s (read + write)\n", prop.name, copy_bw / 1e9);
+    std::printf("%-22s %6s %6s %10s %9s %6s\n", "rows x bytes (slices)", "ahead", "work", "us/call",
+                "GB/s", "%copy");
+    uint32_t* out = nullptr;
+    check(cudaMalloc(&out, 4), "cudaMalloc");
+    // Held to 4 blocks per multiprocessor, as the GEMV's registers hold it: dynamic shared memory.
+    const int smem = static_cast<int>(prop.sharedMemPerMultiprocessor / 4) - 2048;
+    // The 7B INT4 layers (n, k / 2 bytes a row), k-slices as the engine's split-K rule gives them.
+    const int shapes[][2] = {{28672, 2048}, {4096, 7168}, {6144, 2048}, {4096, 2048}};
+    for (auto [n, row_bytes] : shapes) {
+        const int rounds = row_bytes / 512;
+        const long warps = (n + 3) / 4, target = 16L * prop.multiProcessorCount;
+        const int splits =
+            static_cast<int>(std::clamp<long>(target / warps, 1, std::max(1, rounds / 2)));
+        const int slice_rounds = (rounds + splits - 1) / splits;
+        const std::size_t bytes = std::size_t(n) * row_bytes;
+        std::vector<uint8_t*> copies;
+        for (std::size_t total = 0; total < 4 * std::size_t(prop.l2CacheSize) || copies.size() < 2;
+             total += bytes) {
+            uint8_t* p = nullptr;
+            check(cudaMalloc(&p, bytes), "cudaMalloc");
+            check(cudaMemset(p, int(copies.size()), bytes), "cudaMemset");
+            copies.push_back(p);
+        }
+        // As time_calls(): enough launches cycling over the copies, in one CUDA graph (so that
+        // launch gaps do not count), median of 7 graph launches.
+        auto time = [&](auto kernel) {
+            check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                  "shared memory");
+            const dim3 grid((n / 4 + 3) / 4, (rounds + slice_rounds - 1) / slice_rounds);
+            const int iters = std::max<int>(copies.size(), 40);
+            cudaStream_t stream;
+            check(cudaStreamCreate(&stream), "cudaStreamCreate");
+            cudaGraph_t graph;
+            cudaGraphExec_t exec;
+            check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "begin capture");
+            for (int i = 0; i < iters; ++i)
+                kernel<<<grid, 128, smem, stream>>>(copies[i % copies.size()], n, row_bytes,
+                                                    slice_rounds, out);
+            check(cudaStreamEndCapture(stream, &graph), "end capture");
+            check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+            check(cudaGraphLaunch(exec, stream), "graph launch");
+            cudaEvent_t e0, e1;
+            cudaEventCreate(&e0);
+            cudaEventCreate(&e1);
+            std::vector<float> ms;
+            for (int rep = 0; rep < 7; ++rep) {
+                cudaEventRecord(e0, stream);
+                cudaGraphLaunch(exec, stream);
+                cudaEventRecord(e1, stream);
+                check(cudaEventSynchronize(e1), "stream kernel");
+                float t = 0;
+                cudaEventElapsedTime(&t, e0, e1);
+                ms.push_back(t / iters);
+            }
+            std::sort(ms.begin(), ms.end());
+            cudaEventDestroy(e0);
+            cudaEventDestroy(e1);
+            cudaGraphExecDestroy(exec);
+            cudaGraphDestroy(graph);
+            cudaStreamDestroy(stream);
+            return ms[ms.size() / 2] * 1e-3;
+        };
+        auto row = [&](int ahead, int work, double s) {
+            char shape[32];
+            std::snprintf(shape, sizeof shape, "%dx%d (%d)", n, row_bytes, splits);
+            std::printf("%-22s %6d %6d %10.2f %9.0f %5.0f%%\n", shape, ahead, work, s * 1e6,
+                        bytes / s / 1e9, 100.0 * bytes / s / copy_bw);
+        };
+        row(1, 0, time(stream_kernel<1, 0>));
+        row(3, 0, time(stream_kernel<3, 0>));
+        row(1, 8, time(stream_kernel<1, 8>));
+        row(3, 8, time(stream_kernel<3, 8>));
+        std::fflush(stdout);
+        for (uint8_t* c : copies)
+            cudaFree(c);
+    }
+    cudaFree(out);
+    return 0;
+}
+
 int run_chain(const std::string& model) {
     // hidden, qkv rows (query + 2 · kv heads of 128), intermediate: mtdesk bench's --synthetic.
     int hidden = 0, qkv_rows = 0, inter = 0;
@@ -232,6 +373,7 @@ int run_chain(const std::string& model) {
 
 int main(int argc, char** argv) {
     if (argc == 3 && std::string(argv[1]) == "--chain") return run_chain(argv[2]);
+    if (argc == 2 && std::string(argv[1]) == "--stream") return run_stream();
     std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
     std::vector<int> ms = {1, 2, 4, 8, 12, 16, 24, 32, 64};
     bool fp16 = false, pdl = true;
@@ -254,8 +396,9 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n"
-                         "       %s --chain hy-mt-7b|hy-mt1.5-1.8b\n",
-                         argv[0], argv[0]);
+                         "       %s --chain hy-mt-7b|hy-mt1.5-1.8b\n"
+                         "       %s --stream\n",
+                         argv[0], argv[0], argv[0]);
             return 2;
         }
     }
