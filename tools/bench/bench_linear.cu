@@ -95,25 +95,24 @@ double copy_bandwidth() {
     return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
 }
 
-template <typename T>
-double time_calls(const std::vector<cuda::DeviceLinear>& copies, const T* x, T* y, int m,
-                  cuda::LinearContext& ctx, cudaStream_t stream) {
-    const int iters = std::max<int>(copies.size(), 40);
-    // Warm up outside the graph (cuBLAS picks and loads its kernels here).
-    for (int i = 0; i < 3; ++i)
-        cuda::linear<T>(copies[i % copies.size()], x, y, m, ctx, stream);
+// Seconds per pass of `enqueue(stream)` (kernel launches only, no synchronisation): one pass
+// outside the graph first (cuBLAS picks and loads its kernels there), then `passes` passes
+// captured in one CUDA graph (so launch gaps do not count), the median of 7 graph launches.
+template <typename F>
+double time_graph(cudaStream_t stream, int passes, F enqueue) {
+    enqueue(stream);
     check(cudaStreamSynchronize(stream), "warm-up");
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "begin capture");
-    for (int i = 0; i < iters; ++i)
-        cuda::linear<T>(copies[i % copies.size()], x, y, m, ctx, stream);
+    for (int i = 0; i < passes; ++i)
+        enqueue(stream);
     check(cudaStreamEndCapture(stream, &graph), "end capture");
     check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    check(cudaGraphLaunch(exec, stream), "graph launch");
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
-    check(cudaGraphLaunch(exec, stream), "graph launch");
     std::vector<float> ms;
     for (int rep = 0; rep < 7; ++rep) {
         cudaEventRecord(e0, stream);
@@ -129,7 +128,17 @@ double time_calls(const std::vector<cuda::DeviceLinear>& copies, const T* x, T* 
     cudaEventDestroy(e1);
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
-    return ms[ms.size() / 2] * 1e-3 / iters;  // seconds per call
+    return ms[ms.size() / 2] * 1e-3 / passes;
+}
+
+template <typename T>
+double time_calls(const std::vector<cuda::DeviceLinear>& copies, const T* x, T* y, int m,
+                  cuda::LinearContext& ctx, cudaStream_t stream) {
+    const int iters = std::max<int>(copies.size(), 40);
+    int next = 0;  // the calls cycle over the copies
+    return time_graph(stream, iters, [&](cudaStream_t s) {
+        cuda::linear<T>(copies[next++ % copies.size()], x, y, m, ctx, s);
+    });  // seconds per call
 }
 
 // The linear layers of `layers` decoder layers (hidden, qkv rows, intermediate) chained at one
@@ -165,36 +174,10 @@ double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat 
             std::swap(h, h2);
         }
     };
-    pass();
-    check(cudaStreamSynchronize(stream), "warm-up");
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "begin capture");
-    pass();
-    check(cudaStreamEndCapture(stream, &graph), "end capture");
-    check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-    check(cudaGraphLaunch(exec, stream), "graph launch");
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<float> ms;
-    for (int rep = 0; rep < 7; ++rep) {
-        cudaEventRecord(e0, stream);
-        cudaGraphLaunch(exec, stream);
-        cudaEventRecord(e1, stream);
-        check(cudaEventSynchronize(e1), "graph run");
-        float t = 0;
-        cudaEventElapsedTime(&t, e0, e1);
-        ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
+    const double seconds = time_graph(stream, 1, [&](cudaStream_t) { pass(); });
     for (T* p : {h, q, y, act, h2})
         cudaFree(p);
-    return ms[ms.size() / 2] * 1e-3;
+    return seconds;
 }
 
 // A read-only stream with the one-row INT4 GEMV's access pattern (mma_gemv_row_kernel): blocks
@@ -277,44 +260,18 @@ int run_stream() {
             check(cudaMemset(p, int(copies.size()), bytes), "cudaMemset");
             copies.push_back(p);
         }
-        // As time_calls(): enough launches cycling over the copies, in one CUDA graph (so that
-        // launch gaps do not count), median of 7 graph launches.
+        // As time_calls(): launches cycling over the copies, timed in a CUDA graph.
+        cudaStream_t stream;
+        check(cudaStreamCreate(&stream), "cudaStreamCreate");
         auto time = [&](auto kernel) {
             check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                   "shared memory");
             const dim3 grid((n / 4 + 3) / 4, (rounds + slice_rounds - 1) / slice_rounds);
-            const int iters = std::max<int>(copies.size(), 40);
-            cudaStream_t stream;
-            check(cudaStreamCreate(&stream), "cudaStreamCreate");
-            cudaGraph_t graph;
-            cudaGraphExec_t exec;
-            check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "begin capture");
-            for (int i = 0; i < iters; ++i)
-                kernel<<<grid, 128, smem, stream>>>(copies[i % copies.size()], n, row_bytes,
-                                                    slice_rounds, out);
-            check(cudaStreamEndCapture(stream, &graph), "end capture");
-            check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-            check(cudaGraphLaunch(exec, stream), "graph launch");
-            cudaEvent_t e0, e1;
-            cudaEventCreate(&e0);
-            cudaEventCreate(&e1);
-            std::vector<float> ms;
-            for (int rep = 0; rep < 7; ++rep) {
-                cudaEventRecord(e0, stream);
-                cudaGraphLaunch(exec, stream);
-                cudaEventRecord(e1, stream);
-                check(cudaEventSynchronize(e1), "stream kernel");
-                float t = 0;
-                cudaEventElapsedTime(&t, e0, e1);
-                ms.push_back(t / iters);
-            }
-            std::sort(ms.begin(), ms.end());
-            cudaEventDestroy(e0);
-            cudaEventDestroy(e1);
-            cudaGraphExecDestroy(exec);
-            cudaGraphDestroy(graph);
-            cudaStreamDestroy(stream);
-            return ms[ms.size() / 2] * 1e-3;
+            int next = 0;
+            return time_graph(stream, std::max<int>(copies.size(), 40), [&](cudaStream_t st) {
+                kernel<<<grid, 128, smem, st>>>(copies[next++ % copies.size()], n, row_bytes,
+                                                slice_rounds, out);
+            });
         };
         auto row = [&](int ahead, int work, double s) {
             char shape[32];
@@ -327,6 +284,7 @@ int run_stream() {
         row(1, 8, time(stream_kernel<1, 8>));
         row(3, 8, time(stream_kernel<3, 8>));
         std::fflush(stdout);
+        cudaStreamDestroy(stream);
         for (uint8_t* c : copies)
             cudaFree(c);
     }
