@@ -42,6 +42,7 @@
 
 #include "cuda/cuda_common.h"
 #include "cuda/linear_cuda.h"
+#include "cuda/linear_kernels.cuh"  // the one-row GEMV's shape and split-K rule
 #include "mtdesk/quant/quantize.h"
 
 using namespace mtdesk;
@@ -181,35 +182,32 @@ double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat 
 }
 
 // A read-only stream with the one-row INT4 GEMV's access pattern (mma_gemv_row_kernel): blocks
-// of 4 warps, 4 weight rows a warp, rounds of 512 bytes of each row, lane (g, t) loading the 16
-// bytes at 64 g + 16 t of each; grid (row groups, k-slices). kAhead rounds are in flight beside
-// the one in use (a ring of register sets); each 16 bytes are folded into one word with kWork
-// rounds of integer arithmetic (a shift, a multiply and a LOP3: a stand-in for dequantising).
-__device__ __forceinline__ uint4 load_stream(const uint8_t* p) {
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p));
-    return v;
-}
+// of kWarps warps, kRowWarpRows<kRowTiles> weight rows a warp, rounds of kRowRoundBytes of each
+// row, lane (g, t) loading the 16 bytes at 64 g + 16 t of each with the kernel's load; grid
+// (row groups, k-slices). kAhead rounds are in flight beside the one in use (a ring of register
+// sets); each 16 bytes are folded into one word with kWork rounds of integer arithmetic (a
+// shift, a multiply and a LOP3: a stand-in for dequantising).
+namespace gemv = cuda::detail;
+constexpr int kStreamRows = gemv::kRowWarpRows<gemv::kRowTiles>;  // a warp's rows
 
 template <int kAhead, int kWork>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(gemv::kWarps * 32)
     stream_kernel(const uint8_t* w, int n, int row_bytes, int slice_rounds, uint32_t* out) {
+    constexpr int kRound = gemv::kRowRoundBytes;
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int row0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * 4;
+    const int row0 = (blockIdx.x * gemv::kWarps + (threadIdx.x >> 5)) * kStreamRows;
     if (row0 >= n) return;
     const int r_begin = blockIdx.y * slice_rounds;
-    const int r_end = min(row_bytes / 512, r_begin + slice_rounds);
-    const uint8_t* src[4];
-    for (int h = 0; h < 4; ++h)
+    const int r_end = min(row_bytes / kRound, r_begin + slice_rounds);
+    const uint8_t* src[kStreamRows];
+    for (int h = 0; h < kStreamRows; ++h)
         src[h] = w + std::size_t(min(row0 + h, n - 1)) * row_bytes + g * 64 + t * 16;
     constexpr int kSets = kAhead + 1;
-    uint4 v[kSets][4];
+    uint4 v[kSets][kStreamRows];
     for (int i = 0; i < kAhead; ++i)
         if (r_begin + i < r_end)
-            for (int h = 0; h < 4; ++h)
-                v[i][h] = load_stream(src[h] + (r_begin + i) * 512);
+            for (int h = 0; h < kStreamRows; ++h)
+                v[i][h] = gemv::load_weights(src[h] + (r_begin + i) * kRound);
     uint32_t acc = 0;
     for (int r0 = r_begin; r0 < r_end; r0 += kSets) {
 #pragma unroll
@@ -217,10 +215,10 @@ __global__ void __launch_bounds__(128)
             const int r = r0 + i;
             if (r >= r_end) break;
             if (r + kAhead < r_end)
-                for (int h = 0; h < 4; ++h)
-                    v[(i + kAhead) % kSets][h] = load_stream(src[h] + (r + kAhead) * 512);
+                for (int h = 0; h < kStreamRows; ++h)
+                    v[(i + kAhead) % kSets][h] = gemv::load_weights(src[h] + (r + kAhead) * kRound);
 #pragma unroll
-            for (int h = 0; h < 4; ++h) {
+            for (int h = 0; h < kStreamRows; ++h) {
                 uint32_t x = v[i][h].x ^ v[i][h].y ^ v[i][h].z ^ v[i][h].w;
 #pragma unroll
                 for (int k = 0; k < kWork; ++k)
@@ -241,16 +239,15 @@ int run_stream() {
                 "GB/s", "%copy");
     uint32_t* out = nullptr;
     check(cudaMalloc(&out, 4), "cudaMalloc");
-    // Held to 4 blocks per multiprocessor, as the GEMV's registers hold it: dynamic shared memory.
-    const int smem = static_cast<int>(prop.sharedMemPerMultiprocessor / 4) - 2048;
-    // The 7B INT4 layers (n, k / 2 bytes a row), k-slices as the engine's split-K rule gives them.
+    // Held to the blocks per multiprocessor the GEMV's registers allow it: dynamic shared memory.
+    const int smem = static_cast<int>(prop.sharedMemPerMultiprocessor / gemv::kRowMinBlocks) - 2048;
+    // The 7B INT4 layers (n, k / 2 bytes a row), cut into k-slices by the GEMV's split-K rule.
     const int shapes[][2] = {{28672, 2048}, {4096, 7168}, {6144, 2048}, {4096, 2048}};
     for (auto [n, row_bytes] : shapes) {
-        const int rounds = row_bytes / 512;
-        const long warps = (n + 3) / 4, target = 16L * prop.multiProcessorCount;
-        const int splits =
-            static_cast<int>(std::clamp<long>(target / warps, 1, std::max(1, rounds / 2)));
-        const int slice_rounds = (rounds + splits - 1) / splits;
+        const int rounds = row_bytes / gemv::kRowRoundBytes;
+        const gemv::Slices sl = gemv::slices_of(
+            rounds, gemv::split_count(n, 1, kStreamRows, row_bytes / gemv::kChunkBytes,
+                                      prop.multiProcessorCount, static_cast<std::size_t>(-1)));
         const std::size_t bytes = std::size_t(n) * row_bytes;
         std::vector<uint8_t*> copies;
         for (std::size_t total = 0; total < 4 * std::size_t(prop.l2CacheSize) || copies.size() < 2;
@@ -266,16 +263,17 @@ int run_stream() {
         auto time = [&](auto kernel) {
             check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                   "shared memory");
-            const dim3 grid((n / 4 + 3) / 4, (rounds + slice_rounds - 1) / slice_rounds);
+            const int block_rows = gemv::kWarps * kStreamRows;
+            const dim3 grid((n + block_rows - 1) / block_rows, sl.used);
             int next = 0;
             return time_graph(stream, std::max<int>(copies.size(), 40), [&](cudaStream_t st) {
-                kernel<<<grid, 128, smem, st>>>(copies[next++ % copies.size()], n, row_bytes,
-                                                slice_rounds, out);
+                kernel<<<grid, gemv::kWarps * 32, smem, st>>>(copies[next++ % copies.size()], n,
+                                                              row_bytes, sl.per, out);
             });
         };
         auto row = [&](int ahead, int work, double s) {
             char shape[32];
-            std::snprintf(shape, sizeof shape, "%dx%d (%d)", n, row_bytes, splits);
+            std::snprintf(shape, sizeof shape, "%dx%d (%d)", n, row_bytes, sl.used);
             std::printf("%-22s %6d %6d %10.2f %9.0f %5.0f%%\n", shape, ahead, work, s * 1e6,
                         bytes / s / 1e9, 100.0 * bytes / s / copy_bw);
         };
