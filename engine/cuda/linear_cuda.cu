@@ -220,7 +220,7 @@ int f16_gemv_rows(const DeviceLinear& w, int m, const LinearContext& ctx, int sm
     const int base = gemv_shape(m).r;
     if (ctx.f16_gemv_rows > 0) return m == 1 ? ctx.f16_gemv_rows : base;
     const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
-    const long wave = 16L * sm_count;
+    const long wave = kWaveWarpsPerSm * sm_count;
     auto used = [&](int r) {
         const long warps = (static_cast<long>(w.n()) + r - 1) / r;
         return warps * split_count(w.n(), m, r, chunks, sm_count, static_cast<std::size_t>(-1));
@@ -379,7 +379,7 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
 /// 7B's qkv and o at 2 rows left a step unchanged, and with its down projection also at 2 the
 /// step took 14 % longer.
 int int8_gemv_rows(const DeviceLinear& w, int m, int sm_count) {
-    const bool few_warps = (static_cast<long>(w.n()) + 3) / 4 < 16L * sm_count;
+    const bool few_warps = (static_cast<long>(w.n()) + 3) / 4 < kWaveWarpsPerSm * sm_count;
     return m == 1 && w.row_bytes() <= 2048 && few_warps ? 2 : 0;
 }
 

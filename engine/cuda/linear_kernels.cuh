@@ -26,6 +26,9 @@ namespace mtdesk::cuda::detail {
 
 constexpr int kWarps = 4;        // warps per block of the GEMV kernels
 constexpr int kChunkBytes = 16;  // one 128-bit weight load per lane and row
+// Warps per multiprocessor that one wave of the GEMVs fills (the split-K and shape rules aim at
+// it; the kernels' registers allow 16 resident).
+constexpr long kWaveWarpsPerSm = 16;
 
 // Weights are streamed once per call: read-only path, not kept in L1 (x lives there).
 // volatile: a plain asm counts as a pure function of its operands, which the compiler may
@@ -1317,7 +1320,7 @@ inline long splits_fitting(std::size_t workspace_bytes, int m, int n) {
 inline int mma_split_count(int n, int m, int warp_rows, int rounds, int sm_count,
                            std::size_t workspace_bytes) {
     const long warps = (static_cast<long>(n) + warp_rows - 1) / warp_rows;
-    const long target = 16L * sm_count;
+    const long target = kWaveWarpsPerSm * sm_count;
     long split = warps >= target ? 1 : (target + warps - 1) / warps;
     split = std::min<long>({split, std::max(1, rounds / 2), 32});
     if (split > 1) split = std::min(split, splits_fitting(workspace_bytes, m, n));
@@ -1532,7 +1535,7 @@ inline GemvShape gemv_shape(int m) {
 // fitting in `workspace_bytes`.
 inline int split_count(int n, int m, int r, int chunks, int sm_count, std::size_t workspace_bytes) {
     const long warps = (static_cast<long>(n) + r - 1) / r;
-    const long target = 16L * sm_count;
+    const long target = kWaveWarpsPerSm * sm_count;
     long split = std::max(1L, target / warps);  // rounded down: one wave
     split = std::min<long>({split, std::max(1, chunks / 64), 32});
     if (split > 1) split = std::min(split, splits_fitting(workspace_bytes, m, n));
