@@ -22,7 +22,9 @@
 //      ./bench_linear --stream
 //   the weight bytes of the 7B INT4 layers read with the one-row INT4 GEMV's access pattern and
 //   no dequantisation: what its memory access alone costs, with one or three rounds in flight
-//   and with or without arithmetic between the loads.
+//   and with or without arithmetic between the loads; then with the GEMV's other loads added
+//   (each round's x, through L1 as the GEMV reads it or staged once in shared memory, and its
+//   group scales).
 //
 // Method: each configuration's calls cycle over enough copies of the weight to exceed the L2
 // cache (so weights come from device memory as in a real model), are captured in a CUDA graph
@@ -186,37 +188,87 @@ double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat 
 // row, lane (g, t) loading the 16 bytes at 64 g + 16 t of each with the kernel's load; grid
 // (row groups, k-slices). kAhead rounds are in flight beside the one in use (a ring of register
 // sets); each 16 bytes are folded into one word with kWork rounds of integer arithmetic (a
-// shift, a multiply and a LOP3: a stand-in for dequantising).
+// shift, a multiply and a LOP3: a stand-in for dequantising). With kX, each round also reads
+// the GEMV's x (lane (g, t): the 16-byte chunks 16 g + 4 t + j, j = 0..3, of the round's 1024
+// elements), one round ahead: XFrom::L1 with __ldg as the GEMV does, XFrom::Shared from the
+// block's k-slice of x copied into shared memory at the start (chunks swizzled so that each
+// quarter-warp meets eight bank groups). With kScales, the round's group scale of each row
+// (2 bytes, [row][group] as DeviceLinear keeps them), kAhead rounds ahead like the weights.
 namespace gemv = cuda::detail;
 constexpr int kStreamRows = gemv::kRowWarpRows<gemv::kRowTiles>;  // a warp's rows
 
-template <int kAhead, int kWork>
-__global__ void __launch_bounds__(gemv::kWarps * 32)
-    stream_kernel(const uint8_t* w, int n, int row_bytes, int slice_rounds, uint32_t* out) {
+enum class XFrom { None, L1, Shared };
+
+struct StreamArgs {
+    const uint8_t* w;
+    int n, row_bytes, slice_rounds;
+    const uint4* x;                // [row_bytes * 2 / 8] chunks of 8 bf16
+    const unsigned short* scales;  // [n][row_bytes / 64]
+    uint32_t* out;
+};
+
+template <int kAhead, int kWork, XFrom kX = XFrom::None, bool kScales = false>
+__global__ void __launch_bounds__(gemv::kWarps * 32) stream_kernel(const StreamArgs a) {
     constexpr int kRound = gemv::kRowRoundBytes;
+    const uint8_t* w = a.w;
+    const int n = a.n, row_bytes = a.row_bytes;
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int row0 = (blockIdx.x * gemv::kWarps + (threadIdx.x >> 5)) * kStreamRows;
+    const int r_begin = blockIdx.y * a.slice_rounds;
+    const int r_end = min(row_bytes / kRound, r_begin + a.slice_rounds);
+    extern __shared__ uint4 xs[];
+    auto slot = [](int c) { return c ^ ((c >> 3) & 3); };
+    if constexpr (kX == XFrom::Shared) {
+        for (int c = threadIdx.x; c < (r_end - r_begin) * 128; c += blockDim.x)
+            xs[slot(c)] = __ldg(a.x + r_begin * 128 + c);
+        __syncthreads();
+    }
     if (row0 >= n) return;
-    const int r_begin = blockIdx.y * slice_rounds;
-    const int r_end = min(row_bytes / kRound, r_begin + slice_rounds);
+    uint4 xv[2][4];
+    auto load_x = [&](int r, uint4(&v)[4]) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int c = g * 16 + t * 4 + j;
+            if constexpr (kX == XFrom::L1) v[j] = __ldg(a.x + r * 128 + c);
+            if constexpr (kX == XFrom::Shared) v[j] = xs[slot((r - r_begin) * 128 + c)];
+        }
+    };
+    const int groups = row_bytes / 64;
+    unsigned short sv[kAhead + 1][kStreamRows];
+    auto load_scales = [&](int r, unsigned short(&v)[kStreamRows]) {
+#pragma unroll
+        for (int h = 0; h < kStreamRows; ++h)
+            v[h] = __ldg(a.scales + std::size_t(min(row0 + h, n - 1)) * groups + r * 8 + g);
+    };
     const uint8_t* src[kStreamRows];
     for (int h = 0; h < kStreamRows; ++h)
         src[h] = w + std::size_t(min(row0 + h, n - 1)) * row_bytes + g * 64 + t * 16;
     constexpr int kSets = kAhead + 1;
     uint4 v[kSets][kStreamRows];
     for (int i = 0; i < kAhead; ++i)
-        if (r_begin + i < r_end)
+        if (r_begin + i < r_end) {
             for (int h = 0; h < kStreamRows; ++h)
                 v[i][h] = gemv::load_weights(src[h] + (r_begin + i) * kRound);
+            if constexpr (kScales) load_scales(r_begin + i, sv[i]);
+        }
+    if constexpr (kX != XFrom::None) load_x(r_begin, xv[0]);
     uint32_t acc = 0;
     for (int r0 = r_begin; r0 < r_end; r0 += kSets) {
 #pragma unroll
         for (int i = 0; i < kSets; ++i) {
             const int r = r0 + i;
             if (r >= r_end) break;
-            if (r + kAhead < r_end)
+            if (r + kAhead < r_end) {
                 for (int h = 0; h < kStreamRows; ++h)
                     v[(i + kAhead) % kSets][h] = gemv::load_weights(src[h] + (r + kAhead) * kRound);
+                if constexpr (kScales) load_scales(r + kAhead, sv[(i + kAhead) % kSets]);
+            }
+            if constexpr (kX != XFrom::None) {
+                if (r + 1 < r_end) load_x(r + 1, xv[(i + 1) % 2]);
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    acc += xv[i % 2][j].x ^ xv[i % 2][j].w;
+            }
 #pragma unroll
             for (int h = 0; h < kStreamRows; ++h) {
                 uint32_t x = v[i][h].x ^ v[i][h].y ^ v[i][h].z ^ v[i][h].w;
@@ -224,10 +276,11 @@ __global__ void __launch_bounds__(gemv::kWarps * 32)
                 for (int k = 0; k < kWork; ++k)
                     x = (x >> 4) ^ (x * 0x9E3779B1u) ^ (x & 0x0F0F0F0Fu);
                 acc += x;
+                if constexpr (kScales) acc += sv[i % kSets][h];
             }
         }
     }
-    if (acc == 0x9E3779B1u) out[0] = acc;  // keeps the loads; practically never taken
+    if (acc == 0x9E3779B1u) a.out[0] = acc;  // keeps the loads; practically never taken
 }
 
 int run_stream() {
@@ -235,8 +288,8 @@ int run_stream() {
     check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     const double copy_bw = copy_bandwidth();
     std::printf("device: %s; copy bandwidth %.0f GB/s (read + write)\n", prop.name, copy_bw / 1e9);
-    std::printf("%-22s %6s %6s %10s %9s %6s\n", "rows x bytes (slices)", "ahead", "work", "us/call",
-                "GB/s", "%copy");
+    std::printf("%-22s %6s %6s %-20s %10s %9s %6s\n", "rows x bytes (slices)", "ahead", "work",
+                "other loads", "us/call", "GB/s", "%copy");
     uint32_t* out = nullptr;
     check(cudaMalloc(&out, 4), "cudaMalloc");
     // Held to the blocks per multiprocessor the GEMV's registers allow it: dynamic shared memory.
@@ -257,6 +310,18 @@ int run_stream() {
             check(cudaMemset(p, int(copies.size()), bytes), "cudaMemset");
             copies.push_back(p);
         }
+        // Each copy's group scales, and one x (k = 2 · row_bytes bf16 elements; L2-resident as
+        // the GEMV's is).
+        std::vector<unsigned short*> scales;
+        for (std::size_t i = 0; i < copies.size(); ++i) {
+            unsigned short* p = nullptr;
+            check(cudaMalloc(&p, bytes / 32), "cudaMalloc");
+            check(cudaMemset(p, 0x3c, bytes / 32), "cudaMemset");
+            scales.push_back(p);
+        }
+        uint4* x = nullptr;
+        check(cudaMalloc(&x, std::size_t(row_bytes) * 4), "cudaMalloc");
+        check(cudaMemset(x, 0x3f, std::size_t(row_bytes) * 4), "cudaMemset");
         // As time_calls(): launches cycling over the copies, timed in a CUDA graph.
         cudaStream_t stream;
         check(cudaStreamCreate(&stream), "cudaStreamCreate");
@@ -267,24 +332,32 @@ int run_stream() {
             const dim3 grid((n + block_rows - 1) / block_rows, sl.used);
             int next = 0;
             return time_graph(stream, std::max<int>(copies.size(), 40), [&](cudaStream_t st) {
-                kernel<<<grid, gemv::kWarps * 32, smem, st>>>(copies[next++ % copies.size()], n,
-                                                              row_bytes, sl.per, out);
+                const std::size_t c = next++ % copies.size();
+                kernel<<<grid, gemv::kWarps * 32, smem, st>>>(
+                    StreamArgs{copies[c], n, row_bytes, sl.per, x, scales[c], out});
             });
         };
-        auto row = [&](int ahead, int work, double s) {
+        auto row = [&](int ahead, int work, const char* also, double s) {
             char shape[32];
             std::snprintf(shape, sizeof shape, "%dx%d (%d)", n, row_bytes, sl.used);
-            std::printf("%-22s %6d %6d %10.2f %9.0f %5.0f%%\n", shape, ahead, work, s * 1e6,
-                        bytes / s / 1e9, 100.0 * bytes / s / copy_bw);
+            std::printf("%-22s %6d %6d %-20s %10.2f %9.0f %5.0f%%\n", shape, ahead, work, also,
+                        s * 1e6, bytes / s / 1e9, 100.0 * bytes / s / copy_bw);
         };
-        row(1, 0, time(stream_kernel<1, 0>));
-        row(3, 0, time(stream_kernel<3, 0>));
-        row(1, 8, time(stream_kernel<1, 8>));
-        row(3, 8, time(stream_kernel<3, 8>));
+        row(1, 0, "", time(stream_kernel<1, 0>));
+        row(3, 0, "", time(stream_kernel<3, 0>));
+        row(1, 8, "", time(stream_kernel<1, 8>));
+        row(3, 8, "", time(stream_kernel<3, 8>));
+        row(1, 8, "x (L1)", time(stream_kernel<1, 8, XFrom::L1>));
+        row(1, 8, "scales", time(stream_kernel<1, 8, XFrom::None, true>));
+        row(1, 8, "x (L1), scales", time(stream_kernel<1, 8, XFrom::L1, true>));
+        row(1, 8, "x (shared), scales", time(stream_kernel<1, 8, XFrom::Shared, true>));
         std::fflush(stdout);
         cudaStreamDestroy(stream);
         for (uint8_t* c : copies)
             cudaFree(c);
+        for (unsigned short* c : scales)
+            cudaFree(c);
+        cudaFree(x);
     }
     cudaFree(out);
     return 0;
