@@ -947,6 +947,13 @@ class TestKernels : public QObject {
             cuda::embedding<T>(dtab.as<T>(), hidden, dids.as<int32_t>(), int(ids.size()),
                                demb.as<T>(), nullptr);
             QCOMPARE(from_device<T>(demb, emb.size()), emb);  // a copy: exact
+            // Pending ids (-1 - r: row r of `pending`, a sample the host has not read).
+            const std::vector<int32_t> pending = {5, 999}, with_pending = {0, -2, 5, -1, 123};
+            DeviceBuffer dpend = ints_to_device(pending), dwp = ints_to_device(with_pending),
+                         demb2(emb.size() * sizeof(T));
+            cuda::embedding<T>(dtab.as<T>(), hidden, dwp.as<int32_t>(), int(ids.size()),
+                               demb2.as<T>(), nullptr, dpend.as<int32_t>());
+            QCOMPARE(from_device<T>(demb2, emb.size()), emb);
 
             const std::vector<int32_t> rows_idx = {4, 0, 2};
             DeviceBuffer drows = ints_to_device(rows_idx), dg(rows_idx.size() * hidden * sizeof(T));
@@ -976,13 +983,14 @@ class TestKernels : public QObject {
         DeviceBuffer dlog = to_device<T>(logits), doff = ints_to_device(offsets),
                      dids = ints_to_device(ids), dscratch(size_t(rows) * vocab * 4), dout(rows * 4),
                      dparams(rows * sizeof(cuda::SampleParams));
-        auto run = [&](const std::vector<cuda::SampleParams>& p) {
+        auto run = [&](const std::vector<cuda::SampleParams>& p,
+                       const DeviceBuffer* hist_ids = nullptr, const int32_t* pending = nullptr) {
             MTDESK_CUDA_CHECK(cudaMemcpy(dparams.get(), p.data(), p.size() * sizeof(p[0]),
                                          cudaMemcpyHostToDevice));
             cuda::sample_tokens<T>(dlog.as<T>(), stride, vocab, rows,
                                    dparams.as<cuda::SampleParams>(), doff.as<int32_t>(),
-                                   dids.as<int32_t>(), dscratch.as<float>(), dout.as<int32_t>(),
-                                   nullptr);
+                                   (hist_ids ? *hist_ids : dids).as<int32_t>(),
+                                   dscratch.as<float>(), dout.as<int32_t>(), nullptr, pending);
             std::vector<int32_t> out(rows);
             MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
             MTDESK_CUDA_CHECK(cudaMemcpy(out.data(), dout.get(), rows * 4, cudaMemcpyDeviceToHost));
@@ -1002,6 +1010,17 @@ class TestKernels : public QObject {
                                    logits.begin() + size_t(r) * stride + vocab);
             Sampler s(sp);
             QCOMPARE(greedy[r], s.sample(row, hist[r]));
+        }
+        // The same with each history's last id pending (-1 - r: row r of a sample the host
+        // has not read, on the device only).
+        {
+            std::vector<int32_t> pending(rows), ids2 = ids;
+            for (int r = 0; r < rows; ++r) {
+                pending[r] = hist[r].back();
+                ids2[offsets[r + 1] - 1] = -1 - r;
+            }
+            DeviceBuffer dpend = ints_to_device(pending), dids2 = ints_to_device(ids2);
+            QCOMPARE(run(p, &dids2, dpend.as<int32_t>()), greedy);
         }
         // Greedy without a penalty (the argmax straight from the logits) = the CPU Sampler's,
         // a tie going to the lower id (row 0: ids 9 and 4 both at the maximum).

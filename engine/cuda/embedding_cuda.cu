@@ -16,11 +16,13 @@ namespace {
 // 8.3 µs for a 4096-wide bf16 row under Nsight Compute, the first kernel of every decode step).
 template <typename T>
 __global__ void embedding_kernel(const T* __restrict__ table, int64_t hidden,
-                                 const int32_t* __restrict__ ids, T* __restrict__ out) {
+                                 const int32_t* __restrict__ ids, T* __restrict__ out,
+                                 const int32_t* __restrict__ pending) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
     const int t = blockIdx.x;
-    const T* row = table + static_cast<int64_t>(ids[t]) * hidden;
+    const int32_t id = ids[t] >= 0 ? ids[t] : pending[-1 - ids[t]];
+    const T* row = table + static_cast<int64_t>(id) * hidden;
     T* dst = out + static_cast<int64_t>(t) * hidden;
     constexpr int kUnroll = 4;
     const bool vec = hidden % 8 == 0 && reinterpret_cast<std::uintptr_t>(row) % 16 == 0 &&
@@ -52,14 +54,16 @@ __global__ void embedding_kernel(const T* __restrict__ table, int64_t hidden,
 
 template <typename T>
 void embedding(const T* table, int64_t hidden, const int32_t* ids, int tokens, T* out,
-               cudaStream_t stream) {
+               cudaStream_t stream, const int32_t* pending) {
     if (tokens <= 0) return;
-    launch(embedding_kernel<T>, dim3(tokens), dim3(256), 0, stream, table, hidden, ids, out);
+    launch(embedding_kernel<T>, dim3(tokens), dim3(256), 0, stream, table, hidden, ids, out,
+           pending);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
-#define INSTANTIATE(T) \
-    template void embedding<T>(const T*, int64_t, const int32_t*, int, T*, cudaStream_t)
+#define INSTANTIATE(T)                                                                   \
+    template void embedding<T>(const T*, int64_t, const int32_t*, int, T*, cudaStream_t, \
+                               const int32_t*)
 MTDESK_INSTANTIATE_T(INSTANTIATE);
 
 }  // namespace mtdesk::cuda

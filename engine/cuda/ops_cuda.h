@@ -14,11 +14,13 @@
 namespace mtdesk::cuda {
 
 /// out[t, :] = table[ids[t], :]. table: [vocab, hidden]; ids: [tokens] (already checked to be
-/// in [0, vocab) on the host); out: [tokens, hidden], not overlapping table. One block per row,
-/// 16-byte copies where hidden % 8 == 0 and the rows are aligned.
+/// in [0, vocab) on the host), where a negative id -1 - r stands for pending[r] (a token
+/// sampled on the GPU that the host has not read yet; pending may be null when no id is
+/// negative); out: [tokens, hidden], not overlapping table. One block per row, 16-byte copies
+/// where hidden % 8 == 0 and the rows are aligned.
 template <typename T>
 void embedding(const T* table, int64_t hidden, const int32_t* ids, int tokens, T* out,
-               cudaStream_t stream);
+               cudaStream_t stream, const int32_t* pending = nullptr);
 
 /// RMSNorm as transformers' LlamaRMSNorm in 16-bit: n = T(x * rsqrt(mean(x²) + eps)) in fp32,
 /// out = T(weight * n). x, out: [rows, dim] (out may equal x); weight: [dim].
@@ -219,13 +221,15 @@ inline constexpr int kMaxSampleCandidates = 256;
 /// temperature → top-k → top-p, then a draw), with argmax (lowest id on ties) for greedy rows.
 ///   logits:  [rows, row_stride] in T; only ids < vocab are considered.
 ///   params:  [rows]; history: ids seen so far per row (prompt + output) as CSR:
-///            history_offsets [rows + 1], history_ids [history_offsets[rows]].
+///            history_offsets [rows + 1], history_ids [history_offsets[rows]]; a negative id
+///            -1 - r stands for pending[r], as in embedding().
 ///   scratch: fp32 [rows, vocab] workspace.
 ///   out:     [rows] chosen ids.
 template <typename T>
 void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const SampleParams* params, const int32_t* history_offsets,
-                   const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream);
+                   const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream,
+                   const int32_t* pending = nullptr);
 
 /// out[i] = float(x[i]). For logits that leave the GPU (tests, CausalLM::forward).
 template <typename T>

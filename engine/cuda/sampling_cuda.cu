@@ -72,7 +72,8 @@ __device__ double uniform(uint64_t seed, uint64_t step) {
 template <typename T>
 __global__ void sample_kernel(const T* logits, int64_t row_stride, int vocab,
                               const SampleParams* params, const int32_t* hist_off,
-                              const int32_t* hist_ids, float* scratch, int32_t* out) {
+                              const int32_t* hist_ids, float* scratch, int32_t* out,
+                              const int32_t* pending) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
     const int r = blockIdx.x;
@@ -97,7 +98,7 @@ __global__ void sample_kernel(const T* logits, int64_t row_stride, int vocab,
     if (p.repetition_penalty != 1.0f) {
         // From the original logits, so that a repeated id is penalised once.
         for (int j = hist_off[r] + threadIdx.x; j < hist_off[r + 1]; j += blockDim.x) {
-            const int id = hist_ids[j];
+            const int id = hist_ids[j] >= 0 ? hist_ids[j] : pending[-1 - hist_ids[j]];
             if (id < 0 || id >= vocab) continue;
             const float v = to_f32(in[id]);
             s[id] = v < 0 ? v * p.repetition_penalty : v / p.repetition_penalty;
@@ -182,16 +183,18 @@ __global__ void sample_kernel(const T* logits, int64_t row_stride, int vocab,
 template <typename T>
 void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const SampleParams* params, const int32_t* history_offsets,
-                   const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream) {
+                   const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream,
+                   const int32_t* pending) {
     if (rows <= 0) return;
     launch(sample_kernel<T>, dim3(rows), dim3(kThreads), 0, stream, logits, row_stride, vocab,
-           params, history_offsets, history_ids, scratch, out);
+           params, history_offsets, history_ids, scratch, out, pending);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
-#define INSTANTIATE(T)                                                               \
-    template void sample_tokens<T>(const T*, int64_t, int, int, const SampleParams*, \
-                                   const int32_t*, const int32_t*, float*, int32_t*, cudaStream_t)
+#define INSTANTIATE(T)                                                                             \
+    template void sample_tokens<T>(const T*, int64_t, int, int, const SampleParams*,               \
+                                   const int32_t*, const int32_t*, float*, int32_t*, cudaStream_t, \
+                                   const int32_t*)
 MTDESK_INSTANTIATE_T(INSTANTIATE);
 
 }  // namespace mtdesk::cuda
