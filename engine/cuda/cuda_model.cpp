@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -65,6 +66,10 @@ struct Handles {
     cublasHandle_t cublas = nullptr;
     int32_t* pinned = nullptr;
     cudaEvent_t pinned_copied = nullptr;
+    /// Two slots for the sampler: its parameters in, its ids out (a sample may be queued
+    /// while the one before is not read yet); an event marks each slot's ids on the host.
+    char* sample_pinned[2] = {nullptr, nullptr};
+    cudaEvent_t sample_done[2] = {nullptr, nullptr};
     Handles() = default;
     Handles(const Handles&) = delete;
     Handles& operator=(const Handles&) = delete;
@@ -74,6 +79,10 @@ struct Handles {
         if (stream) cudaStreamDestroy(stream);
         if (pinned_copied) cudaEventDestroy(pinned_copied);
         if (pinned) cudaFreeHost(pinned);
+        for (int i = 0; i < 2; ++i) {
+            if (sample_done[i]) cudaEventDestroy(sample_done[i]);
+            if (sample_pinned[i]) cudaFreeHost(sample_pinned[i]);
+        }
     }
 };
 
@@ -200,9 +209,13 @@ class CudaModelImpl final : public CudaModel {
                       tables + s * mb);
             for (int i = 0; i < n; ++i, ++t) {
                 const int32_t id = q.tokens[i];
-                if (id < 0 || id >= c.vocab_size)
-                    throw Error("token id " + std::to_string(id) + " outside the vocabulary (" +
-                                std::to_string(c.vocab_size) + ")");
+                if (id < 0 ? -1 - id >= pending_rows_ : id >= c.vocab_size)
+                    throw Error(id < 0 ? "pending token " + std::to_string(id) +
+                                             " of no row of the last sample (" +
+                                             std::to_string(pending_rows_) + " rows)"
+                                       : "token id " + std::to_string(id) +
+                                             " outside the vocabulary (" +
+                                             std::to_string(c.vocab_size) + ")");
                 const int pos = q.start + i;
                 if (pos >= c.max_position_embeddings)
                     throw Error("position " + std::to_string(pos) + " beyond the model's " +
@@ -323,12 +336,14 @@ class CudaModelImpl final : public CudaModel {
         copy_logits(out.data(), logit_rows_);
     }
 
-    std::vector<int32_t> sample(std::span<const SampleParams> params,
-                                std::span<const std::span<const int32_t>> histories,
-                                int vocab_limit) override {
+    void sample_async(std::span<const SampleParams> params,
+                      std::span<const std::span<const int32_t>> histories,
+                      int vocab_limit) override {
         const int rows = static_cast<int>(params.size());
         if (rows != logit_rows_ || logits_on_host_)
             throw Error("CudaModel::sample: one parameter set per logit row of the last step");
+        if (unread_.size() >= 2)
+            throw Error("CudaModel::sample_async: two samples are waiting to be read");
         const int vocab = std::clamp(vocab_limit, 1, config_.vocab_size);
         // params | offsets | ids, one transfer.
         std::vector<int32_t> offsets(rows + 1, 0);
@@ -340,26 +355,55 @@ class CudaModelImpl final : public CudaModel {
         const std::size_t bytes = param_bytes + (rows + 1 + offsets[rows]) * sizeof(int32_t);
         if (bytes > sample_meta_.bytes())
             throw Error("CudaModel::sample: histories longer than the model's positions");
-        std::vector<char> host(bytes);
-        std::memcpy(host.data(), params.data(), param_bytes);
-        auto* hoff = reinterpret_cast<int32_t*>(host.data() + param_bytes);
+        // The slot the sample before the last one used: read by now (at most two wait), and
+        // its parameters copied before its ids were.
+        const int slot = next_slot_;
+        next_slot_ ^= 1;
+        char* host = handles_.sample_pinned[slot];
+        std::memcpy(host, params.data(), param_bytes);
+        auto* hoff = reinterpret_cast<int32_t*>(host + param_bytes);
         std::copy(offsets.begin(), offsets.end(), hoff);
         int32_t* hids = hoff + rows + 1;
         for (int i = 0; i < rows; ++i)
             if (params[i].repetition_penalty != 1.0f)
                 std::copy(histories[i].begin(), histories[i].end(), hids + offsets[i]);
-        MTDESK_CUDA_CHECK(cudaMemcpyAsync(sample_meta_.get(), host.data(), bytes,
-                                          cudaMemcpyHostToDevice, stream_));
+        MTDESK_CUDA_CHECK(
+            cudaMemcpyAsync(sample_meta_.get(), host, bytes, cudaMemcpyHostToDevice, stream_));
         const auto* dparams = sample_meta_.as<SampleParams>();
         const auto* doff = reinterpret_cast<const int32_t*>(sample_meta_.as<char>() + param_bytes);
+        // Pending tokens in the histories are the previous sample's rows (pending_ids_).
         sample_tokens<T>(logits_.as<T>(), config_.vocab_size, vocab, rows, dparams, doff,
                          doff + rows + 1, sample_scratch_.as<float>(), sampled_.as<int32_t>(),
-                         stream_);
-        std::vector<int32_t> ids(rows);
-        MTDESK_CUDA_CHECK(cudaMemcpyAsync(ids.data(), sampled_.get(), rows * sizeof(int32_t),
+                         stream_, pending_ids_.as<int32_t>());
+        auto* host_ids = reinterpret_cast<int32_t*>(host + sample_meta_.bytes());
+        MTDESK_CUDA_CHECK(cudaMemcpyAsync(host_ids, sampled_.get(), rows * sizeof(int32_t),
                                           cudaMemcpyDeviceToHost, stream_));
-        MTDESK_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        return ids;
+        // What the next step's pending_token()s read.
+        MTDESK_CUDA_CHECK(cudaMemcpyAsync(pending_ids_.get(), sampled_.get(),
+                                          rows * sizeof(int32_t), cudaMemcpyDeviceToDevice,
+                                          stream_));
+        MTDESK_CUDA_CHECK(cudaEventRecord(handles_.sample_done[slot], stream_));
+        unread_.push_back({slot, rows});
+        pending_rows_ = rows;
+    }
+
+    std::vector<int32_t> sample(std::span<const SampleParams> params,
+                                std::span<const std::span<const int32_t>> histories,
+                                int vocab_limit) override {
+        if (!unread_.empty())
+            throw Error("CudaModel::sample: an earlier sample is waiting to be read");
+        sample_async(params, histories, vocab_limit);
+        return sampled_ids();
+    }
+
+    std::vector<int32_t> sampled_ids() override {
+        if (unread_.empty()) throw Error("CudaModel::sampled_ids: no sample is waiting");
+        const Unread u = unread_.front();
+        unread_.pop_front();
+        MTDESK_CUDA_CHECK(cudaEventSynchronize(handles_.sample_done[u.slot]));
+        const auto* ids =
+            reinterpret_cast<const int32_t*>(handles_.sample_pinned[u.slot] + sample_meta_.bytes());
+        return std::vector<int32_t>(ids, ids + u.rows);
     }
 
   private:
@@ -747,6 +791,15 @@ class CudaModelImpl final : public CudaModel {
               static_cast<std::size_t>(max_logit_rows_) *
                       (sizeof(SampleParams) + sizeof(int32_t) * (c.max_position_embeddings + 1)) +
                   sizeof(int32_t));
+        alloc(pending_ids_, static_cast<std::size_t>(max_logit_rows_) * sizeof(int32_t));
+        // The sampler's host side (parameters and histories, then the ids), two slots.
+        for (int i = 0; i < 2; ++i) {
+            MTDESK_CUDA_CHECK(
+                cudaMallocHost(&handles_.sample_pinned[i],
+                               sample_meta_.bytes() + max_logit_rows_ * sizeof(int32_t)));
+            MTDESK_CUDA_CHECK(
+                cudaEventCreateWithFlags(&handles_.sample_done[i], cudaEventDisableTiming));
+        }
         ctx_ = LinearContext(cublas_, linear_ws_.get(), ws);
     }
 
@@ -800,7 +853,8 @@ class CudaModelImpl final : public CudaModel {
         const auto run = [skip = options_.skip_ops](StepOp op) {
             return (skip & static_cast<unsigned>(op)) == 0;
         };
-        embedding<T>(embed_.as<T>(), hidden, d_tokens, total, x, stream_);
+        embedding<T>(embed_.as<T>(), hidden, d_tokens, total, x, stream_,
+                     pending_ids_.as<int32_t>());
         if (!layers_.empty())
             rms_norm<T>(x, layers_[0].input_norm.as<T>(), h, total, hidden, eps, stream_);
         for (std::size_t l = 0; l < layers_.size(); ++l) {
@@ -952,6 +1006,14 @@ class CudaModelImpl final : public CudaModel {
 
     DeviceBuffer x_, h_, tmp_, qkv_, attn_, gu_, act_, rows_, logits_, logits_f32_, sample_scratch_,
         sampled_, meta_, linear_ws_, cublas_ws_, sample_meta_;
+    /// The last sample's ids on the device, which pending_token()s stand for.
+    DeviceBuffer pending_ids_;
+    int pending_rows_ = 0;  ///< rows of the last sample_async() (0: none yet)
+    struct Unread {
+        int slot = 0, rows = 0;
+    };
+    std::deque<Unread> unread_;  ///< samples queued and not read yet, oldest first
+    int next_slot_ = 0;
     int32_t* pinned_ = nullptr;
     bool pinned_in_flight_ = false;  ///< handles_.pinned_copied marks a copy not yet waited for
     std::size_t meta_capacity_ = 0;

@@ -18,11 +18,21 @@
 
 namespace mtdesk::cuda {
 
+/// A token id standing for row `row` of the last CudaModel::sample_async(): a step may take a
+/// token that is still being picked on the GPU (it is read there when the step runs), so that
+/// the host can queue the next step before it has read this one's tokens (vLLM's asynchronous
+/// scheduling, SGLang's overlap scheduler).
+constexpr int32_t pending_token(int row) noexcept {
+    return -1 - row;
+}
+
 /// One sequence's part of a step. A step whose sequences all have one token and want its
 /// logits is a decode step: it replays the CUDA graph of its batch bucket (the batch padded
 /// with dummy sequences to 1, 2, 4, 8, 16, 24, ... sequences) when options().cuda_graphs.
 struct StepSequence {
-    std::span<const int32_t> tokens;       ///< new tokens, at positions start .. start + n - 1
+    /// New tokens, at positions start .. start + n - 1: ids, or pending_token(r) for row r of
+    /// the last sample_async().
+    std::span<const int32_t> tokens;
     int start = 0;                         ///< positions already in the KV cache
     std::span<const int32_t> block_table;  ///< KV blocks covering 0 .. start + n - 1
     enum class Logits { None, Last, All } logits = Logits::Last;
@@ -67,8 +77,8 @@ class CudaModel {
     /// options().max_batch unless only one sequence with Logits::All is given). Writes the new
     /// tokens' keys/values into their blocks and leaves the logits of the requested rows on the
     /// device, in order of the sequences (All: every token of that sequence). Returns the
-    /// number of logit rows. Throws Error for ids outside the vocabulary or a block table too
-    /// short for the positions.
+    /// number of logit rows. Throws Error for ids outside the vocabulary, a pending_token() of
+    /// no row of the last sample_async() or a block table too short for the positions.
     virtual int forward(std::span<const StepSequence> seqs) = 0;
 
     /// Runs a prefill step and decode steps of one and two sequences on dummy tokens (then
@@ -86,9 +96,22 @@ class CudaModel {
     virtual void logits_to_host(std::vector<float>& out) = 0;
 
     /// Picks one token per logit row of the last forward() (rows = params.size()), on the GPU;
-    /// histories[i] are row i's previous ids (for the repetition penalty; may be empty when
-    /// its penalty is 1). Ids >= vocab_limit are never chosen. Blocks until the ids are on the
-    /// host.
+    /// histories[i] are row i's previous ids, pending_token()s of the sample_async() before
+    /// this one included (for the repetition penalty; may be empty when its penalty is 1). Ids
+    /// >= vocab_limit are never chosen. Queues the work and returns: the ids come from
+    /// sampled_ids(), and the next forward() may take them as pending_token()s. At most two
+    /// samples may wait to be read. Throws Error for parameters that do not match the last
+    /// forward(), histories longer than the model's positions, a third unread sample.
+    virtual void sample_async(std::span<const SampleParams> params,
+                              std::span<const std::span<const int32_t>> histories,
+                              int vocab_limit) = 0;
+
+    /// The ids of the oldest sample_async() not yet read, one per row; blocks until they are
+    /// on the host. Throws Error when none is waiting, or for a CUDA error of the steps.
+    virtual std::vector<int32_t> sampled_ids() = 0;
+
+    /// sample_async(), then sampled_ids() of it. Throws as those do, and Error when another
+    /// sample is still waiting to be read.
     virtual std::vector<int32_t> sample(std::span<const SampleParams> params,
                                         std::span<const std::span<const int32_t>> histories,
                                         int vocab_limit) = 0;
