@@ -105,6 +105,9 @@ int cmd_bench(const QStringList& args) {
          QStringLiteral("Launch decode steps kernel by kernel instead of replaying CUDA graphs.")},
         {QStringLiteral("no-pdl"),
          QStringLiteral("Launch kernels without programmatic dependent launch (sm_90+).")},
+        {QStringLiteral("no-overlap"),
+         QStringLiteral("Read each step's tokens before queuing the next step (the host's "
+                        "work between steps then leaves the GPU idle).")},
         {QStringLiteral("skip"),
          QStringLiteral("Profiling only: leave these operations out of every step (comma-"
                         "separated: qkv, rope, attention, o, gate_up, down, lm_head), to see "
@@ -147,6 +150,7 @@ int cmd_bench(const QStringList& args) {
     o.max_batch = max_batch;
     o.cuda_graphs = !p.isSet(QStringLiteral("no-cuda-graphs"));
     o.programmatic_launch = !p.isSet(QStringLiteral("no-pdl"));
+    o.overlap_steps = !p.isSet(QStringLiteral("no-overlap"));
     o.skip_ops = cuda::parse_step_ops(p.value(QStringLiteral("skip")).toStdString());
     ModelConfig config = ModelDir::open(model_dir).config;
     const std::string synthetic = p.value(QStringLiteral("synthetic")).toStdString();
@@ -169,6 +173,7 @@ int cmd_bench(const QStringList& args) {
                              {"parameters", config.parameter_count()},
                              {"cuda_graphs", o.cuda_graphs},
                              {"programmatic_launch", o.programmatic_launch},
+                             {"overlap_steps", o.overlap_steps},
                              {"skipped_ops", p.value(QStringLiteral("skip")).toStdString()},
                              {"copy_bandwidth_bytes_per_s", copy_bw},
                              {"tier", tier_name(*tier)},

@@ -1,7 +1,8 @@
 // The CUDA engine end to end: the transformers fixtures in every tier against the goldens and
 // the CPU engine, the bundled demo model's held-out translations per tier and with an int8 KV
 // cache, contexts long enough for the split-KV attention, batching invariance, preemption with
-// a tiny KV cache, cancellation, a 10,000-request soak, and a tier that does not fit. Figures
+// a tiny KV cache, steps queued before the tokens of the step before are read, cancellation, a
+// 10,000-request soak, and a tier that does not fit. Figures
 // are printed (qInfo) for the notes.
 
 #include <cuda_runtime.h>
@@ -587,6 +588,103 @@ class TestCudaEngine : public QObject {
         qInfo("tiny KV cache: %llu preemptions for 24 requests",
               static_cast<unsigned long long>(tiny->statistics().preempted));
         QVERIFY(tiny->statistics().preempted > 0);
+    }
+
+    // A step may feed a token that is still being picked (pending_token): its logits are bit
+    // for bit those of the step fed the id itself, and the engine, which queues each step
+    // before it reads the tokens of the step before, gives every request (greedy, sampled,
+    // with a repetition penalty; in a cache small enough to preempt) the text it gives when
+    // it reads each step's tokens first.
+    void overlappedSteps() {
+        const ModelDir dir = ModelDir::open(kDemo);
+        {
+            auto m = cuda::CudaModel::load(dir, options(Tier::BF16, 8192, 8));
+            const int bs = m->options().block_size;
+            std::vector<int32_t> prompt(40), table;
+            for (int i = 0; i < 40; ++i)
+                prompt[i] = 3 + (i * 37) % 500;
+            for (int b = 0; b < (41 + bs - 1) / bs; ++b)
+                table.push_back(m->allocate_block());
+            cuda::StepSequence pre;
+            pre.tokens = prompt;
+            pre.block_table = table;
+            QCOMPARE(m->forward(std::span(&pre, 1)), 1);
+            const cuda::SampleParams greedy{};
+            const std::span<const int32_t> history[1] = {prompt};
+            m->sample_async(std::span(&greedy, 1), history, dir.config.vocab_size);
+            // The decode step queued before the sampled id is read.
+            const int32_t pending = cuda::pending_token(0);
+            cuda::StepSequence dec;
+            dec.tokens = std::span(&pending, 1);
+            dec.start = 40;
+            dec.block_table = table;
+            QCOMPARE(m->forward(std::span(&dec, 1)), 1);
+            std::vector<float> with_pending, with_id;
+            m->logits_to_host(with_pending);
+            const std::vector<int32_t> ids = m->sampled_ids();
+            QCOMPARE(ids.size(), std::size_t{1});
+            dec.tokens = std::span(&ids[0], 1);
+            QCOMPARE(m->forward(std::span(&dec, 1)), 1);
+            m->logits_to_host(with_id);
+            QVERIFY(with_pending == with_id);
+            // A pending token of no sampled row, a third unread sample, nothing to read.
+            const int32_t stray = cuda::pending_token(1);
+            dec.tokens = std::span(&stray, 1);
+            QVERIFY_THROWS_EXCEPTION(Error, m->forward(std::span(&dec, 1)));
+            QVERIFY_THROWS_EXCEPTION(Error, m->sampled_ids());
+            dec.tokens = std::span(&ids[0], 1);
+            m->forward(std::span(&dec, 1));
+            m->sample_async(std::span(&greedy, 1), history, dir.config.vocab_size);
+            m->sample_async(std::span(&greedy, 1), history, dir.config.vocab_size);
+            QVERIFY_THROWS_EXCEPTION(
+                Error, m->sample_async(std::span(&greedy, 1), history, dir.config.vocab_size));
+            QCOMPARE(m->sampled_ids(), m->sampled_ids());
+            for (int b : table)
+                m->free_block(b);
+        }
+        const auto lines = read_heldout();
+        cuda::CudaEngineOptions on = options(Tier::BF16), off = on;
+        off.overlap_steps = false;
+        auto a = cuda::make_cuda_engine(kDemo, on);
+        auto b = cuda::make_cuda_engine(kDemo, off);
+        // 24 greedy requests at once (each step's batch differs between the two where a
+        // sequence stops: greedy outputs do not depend on the batch, as batchingInvariance
+        // checks).
+        Collector ca, cb;
+        std::vector<uint64_t> ia, ib;
+        for (int i = 0; i < 24; ++i) {
+            const auto& l = lines[(i * 17 + 5) % lines.size()];
+            const TranslationJob j = job_for(l.source, l.src.c_str(), l.tgt.c_str());
+            ia.push_back(ca.submit(*a, j));
+            ib.push_back(cb.submit(*b, j));
+        }
+        QVERIFY(ca.wait(24));
+        QVERIFY(cb.wait(24));
+        for (int i = 0; i < 24; ++i) {
+            QCOMPARE(ca.outcomes[ia[i]].status, JobOutcome::Status::Done);
+            QCOMPARE(ca.outcomes[ia[i]].text, cb.outcomes[ib[i]].text);
+            QCOMPARE(ca.outcomes[ia[i]].generated_tokens, cb.outcomes[ib[i]].generated_tokens);
+        }
+        // Drawn tokens and a repetition penalty (whose history holds the pending token), one
+        // request at a time so that both engines run the same batches: the same draws.
+        for (int i = 0; i < 6; ++i) {
+            const auto& l = lines[(i * 29 + 1) % lines.size()];
+            TranslationJob j = job_for(l.source, l.src.c_str(), l.tgt.c_str());
+            if (i % 2 == 0) {
+                j.options.sampling = SamplingParams::hunyuan_mt();  // penalty 1.05, draws
+                j.options.sampling.seed = 100 + i;
+            } else {
+                j.options.sampling.repetition_penalty = 1.3f;
+            }
+            Collector sa, sb;
+            const uint64_t ja = sa.submit(*a, j), jb = sb.submit(*b, j);
+            QVERIFY(sa.wait(1));
+            QVERIFY(sb.wait(1));
+            QCOMPARE(sa.outcomes[ja].status, JobOutcome::Status::Done);
+            QCOMPARE(sa.outcomes[ja].text, sb.outcomes[jb].text);
+            QVERIFY(sa.outcomes[ja].generated_tokens > 0);
+        }
+        qInfo("overlapped steps: 24 greedy and 6 sampled requests identical with and without");
     }
 
     // Cancelling a running job ends it within a step or two: the cancel is issued from the

@@ -89,6 +89,12 @@ struct CudaEngineOptions {
     /// each starts while the previous one finishes and waits only where it needs its results.
     /// Process-wide (the last model opened sets it). Off: plain launches (for comparison).
     bool programmatic_launch = true;
+    /// The engine queues each step before it reads the tokens of the step before (those
+    /// sequences feed their token from the GPU, pending_token() in cuda_model.h), so that the
+    /// host's scheduling, detokenising and streaming run while the GPU computes instead of
+    /// between steps. A sequence that stops on a stop token then costs one step of wasted
+    /// work. Off: each step's tokens are read before the next is planned (for comparison).
+    bool overlap_steps = true;
     /// Where INT8/INT4 weights are cached once quantised ("" = QuantCache::default_root(),
     /// i.e. $XDG_CACHE_HOME/mtdesk/quantized): the second load of a model skips quantising.
     std::string quant_cache_dir;
