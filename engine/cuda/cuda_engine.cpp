@@ -429,11 +429,13 @@ class CudaEngine final : public TranslationEngine {
         std::vector<SampledRow> rows;
     };
 
-    /// Whether a sequence's tokens so far (its pending one included) already reach its limit:
-    /// it finishes when they are read, whatever they are, so no step is planned for it.
+    /// Whether a sequence's pending token already takes it to its limit: it finishes when that
+    /// token is read, whatever it is, so no step is planned for it.
     bool certain_to_finish(const Sequence& s) const {
-        return s.generated() >= s.max_new ||
-               static_cast<int>(s.tokens.size()) >= model_->config().max_position_embeddings;
+        const bool pending = !s.tokens.empty() && s.tokens.back() < 0;
+        return pending &&
+               (s.generated() >= s.max_new ||
+                static_cast<int>(s.tokens.size()) >= model_->config().max_position_embeddings);
     }
 
     /// Plans a step and queues it on the GPU: running sequences first (a sequence whose token
