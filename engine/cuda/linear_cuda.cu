@@ -379,7 +379,8 @@ void run_mma_gemv(const DeviceLinear& w, const T* x, T* y, int m, LinearContext&
 /// 7B's qkv and o at 2 rows left a step unchanged, and with its down projection also at 2 the
 /// step took 14 % longer.
 int int8_gemv_rows(const DeviceLinear& w, int m, int sm_count) {
-    const bool few_warps = (static_cast<long>(w.n()) + 3) / 4 < kWaveWarpsPerSm * sm_count;
+    const int r = gemv_shape(m).r;
+    const bool few_warps = (static_cast<long>(w.n()) + r - 1) / r < kWaveWarpsPerSm * sm_count;
     return m == 1 && w.row_bytes() <= 2048 && few_warps ? 2 : 0;
 }
 
