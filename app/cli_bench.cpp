@@ -101,6 +101,11 @@ int cmd_bench(const QStringList& args) {
                         "shapes, made on the GPU: hy-mt-7b or hy-mt1.5-1.8b (the bundled demo "
                         "model's tokenizer builds the prompts)."),
          QStringLiteral("NAME")},
+        {QStringLiteral("sampling"),
+         QStringLiteral("greedy (argmax, no penalty) or hy-mt (what the app runs for Hunyuan-MT "
+                        "and HY-MT1.5: repetition penalty 1.05, temperature 0.7, top-k 20, "
+                        "top-p 0.6, a draw)."),
+         QStringLiteral("MODE"), QStringLiteral("greedy")},
         {QStringLiteral("no-cuda-graphs"),
          QStringLiteral("Launch decode steps kernel by kernel instead of replaying CUDA graphs.")},
         {QStringLiteral("no-pdl"),
@@ -132,6 +137,12 @@ int cmd_bench(const QStringList& args) {
     const auto kv_cache = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
     if (!kv_cache) throw Error("--kv-cache must be 16bit or int8");
     const std::vector<int> batches = int_list(p.value(QStringLiteral("batch")), "batch");
+    const std::string sampling_mode = p.value(QStringLiteral("sampling")).toStdString();
+    if (sampling_mode != "greedy" && sampling_mode != "hy-mt")
+        throw Error("--sampling must be greedy or hy-mt");
+    SamplingParams sampling = sampling_mode == "greedy" ? SamplingParams::greedy_decoding()
+                                                        : SamplingParams::hunyuan_mt();
+    sampling.seed = 1;
     const int new_tokens = int_list(p.value(QStringLiteral("new-tokens")), "new-tokens").at(0);
     int max_batch = 1;
     for (int b : batches)
@@ -201,7 +212,7 @@ int cmd_bench(const QStringList& args) {
         j.request.text = text;
         j.request.source = find_language("en");
         j.request.target = find_language("de");
-        j.options.sampling = SamplingParams::greedy_decoding();
+        j.options.sampling = sampling;
         j.options.max_new_tokens = max_new;
         j.options.casing_guard = false;
         return j;
@@ -253,6 +264,7 @@ int cmd_bench(const QStringList& args) {
                         {"bandwidth_limit_fraction", fraction}});
     }
     report["decode"] = rows;
+    report["sampling"] = sampling_mode;
 
     // Prefill: about 2,048 prompt tokens in one segment (its sentences are prefilled together,
     // in chunks of the step budget), one new token.
