@@ -367,6 +367,7 @@ const std::vector<int> kContexts = {1, 15, 16, 17, 511, 513, 1030};
 const std::vector<int> kBatchContexts = {1, 15, 16, 17};
 constexpr int kPrefillLongest = 1030;
 constexpr int kSamplingVocab = 1003;
+constexpr int kSamplingVocabSlices = 8192 + 1003;
 constexpr int kSamplingRows = 9;
 #else
 constexpr bool kHostEmulation = false;
@@ -374,6 +375,7 @@ const std::vector<int> kContexts = {1, 15, 16, 17, 511, 512, 513, 2047, 4100};
 const std::vector<int> kBatchContexts = kContexts;
 constexpr int kPrefillLongest = 4100;
 constexpr int kSamplingVocab = 5003;
+constexpr int kSamplingVocabSlices = 2 * 8192 + 3627;
 constexpr int kSamplingRows = 63;
 #endif
 
@@ -981,7 +983,8 @@ class TestKernels : public QObject {
             offsets.push_back(static_cast<int32_t>(ids.size()));
         }
         DeviceBuffer dlog = to_device<T>(logits), doff = ints_to_device(offsets),
-                     dids = ints_to_device(ids), dscratch(size_t(rows) * vocab * 4), dout(rows * 4),
+                     dids = ints_to_device(ids),
+                     dscratch(cuda::sample_scratch_floats(rows, vocab) * 4), dout(rows * 4),
                      dparams(rows * sizeof(cuda::SampleParams));
         auto run = [&](const std::vector<cuda::SampleParams>& p,
                        const DeviceBuffer* hist_ids = nullptr, const int32_t* pending = nullptr) {
@@ -1082,6 +1085,151 @@ class TestKernels : public QObject {
         QVERIFY2(differs > 0, "sampling never left the argmax");
     }
 
+    // The draw itself against a host replica of the kernels' rule (candidates in better()'s
+    // order: value, then the lower id; the normaliser over the candidates with top-k, over the
+    // vocabulary without; the nucleus; u = SplitMix64(seed, step) × mass), on a vocabulary of
+    // several 8192-id slices, with 16-bit logits that tie across slices. The GPU's exp and
+    // sums round differently: a choice may differ only where u lies within 1e-4 of the mass of
+    // a boundary between two candidates.
+    template <typename T>
+    void check_sampling_draws() {
+        std::mt19937 rng(11);
+        const int vocab = kSamplingVocabSlices, rows = 5;
+        std::vector<float> logits = random_values<T>(std::size_t(rows) * vocab, rng, 3.0f);
+        for (int i = 0; i < vocab; ++i)  // row 4: 17 values, so ties across every slice
+            logits[4 * std::size_t(vocab) + i] = f32(T(0.5f * float(int(rng() % 17) - 4)));
+        std::vector<cuda::SampleParams> p(rows);
+        p[0] = {0.7f, 20, 0.6f, 1.05f, 0, 0};  // Hunyuan-MT's recommended sampling
+        p[1] = {1.0f, 0, 0.9f, 1.0f, 0, 0};    // no top-k: the nucleus of 256 candidates
+        p[2] = {0.5f, 256, 1.0f, 1.2f, 0, 0};
+        p[3] = {0.0f, 0, 1.0f, 1.3f, 0, 0};    // greedy with a penalty
+        p[4] = {1.3f, 50, 0.95f, 1.0f, 0, 0};  // the top 50 are all tied
+        std::vector<std::vector<int32_t>> hist(rows);
+        std::vector<int32_t> offsets = {0}, ids;
+        for (int r = 0; r < rows; ++r) {
+            for (int i = 0; i < 60; ++i)  // the last slice's ids too
+                hist[r].push_back(i % 3 == 0 ? vocab - 1 - int(rng() % 100) : int(rng() % vocab));
+            if (p[r].repetition_penalty != 1.0f)
+                ids.insert(ids.end(), hist[r].begin(), hist[r].end());
+            offsets.push_back(static_cast<int32_t>(ids.size()));
+        }
+        ids.push_back(0);  // never empty
+        DeviceBuffer dlog = to_device<T>(logits), doff = ints_to_device(offsets),
+                     dids = ints_to_device(ids),
+                     dscratch(cuda::sample_scratch_floats(rows, vocab) * 4), dout(rows * 4),
+                     dparams(rows * sizeof(cuda::SampleParams));
+        auto splitmix = [](uint64_t seed, uint64_t step) {
+            uint64_t z = seed + 0x9E3779B97F4A7C15ull * (step + 1);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+            return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
+        };
+        int draws = 0, moved = 0, left_argmax = 0;
+        for (int seed = 0; seed < 12; ++seed) {
+            for (auto& x : p) {
+                x.seed = 1000 + seed;
+                x.step = 7 * seed;
+            }
+            MTDESK_CUDA_CHECK(
+                cudaMemcpy(dparams.get(), p.data(), rows * sizeof(p[0]), cudaMemcpyHostToDevice));
+            cuda::sample_tokens<T>(dlog.as<T>(), vocab, vocab, rows,
+                                   dparams.as<cuda::SampleParams>(), doff.as<int32_t>(),
+                                   dids.as<int32_t>(), dscratch.as<float>(), dout.as<int32_t>(),
+                                   nullptr);
+            std::vector<int32_t> got(rows);
+            MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+            MTDESK_CUDA_CHECK(cudaMemcpy(got.data(), dout.get(), rows * 4, cudaMemcpyDeviceToHost));
+            for (int r = 0; r < rows; ++r) {
+                const cuda::SampleParams& q = p[r];
+                std::vector<float> v(logits.begin() + std::size_t(r) * vocab,
+                                     logits.begin() + std::size_t(r + 1) * vocab);
+                const std::vector<float> original = v;
+                if (q.repetition_penalty != 1.0f)
+                    for (int id : hist[r])
+                        v[id] = original[id] < 0 ? original[id] * q.repetition_penalty
+                                                 : original[id] / q.repetition_penalty;
+                const bool greedy = q.temperature <= 0 || q.top_k == 1;
+                if (!greedy)
+                    for (float& x : v)
+                        x *= 1.0f / q.temperature;
+                std::vector<int> order(vocab);
+                std::iota(order.begin(), order.end(), 0);
+                const int k = greedy ? 1 : q.top_k > 0 ? std::min(q.top_k, 256) : 256;
+                std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
+                    return v[a] > v[b] || (v[a] == v[b] && a < b);
+                });
+                const QString what = QString("row %1 seed %2: got %3").arg(r).arg(seed).arg(got[r]);
+                if (greedy) {
+                    QVERIFY2(got[r] == order[0], qPrintable(what));
+                    continue;
+                }
+                const double mx = v[order[0]];
+                double z = 0;
+                if (q.top_k > 0)
+                    for (int i = 0; i < k; ++i)
+                        z += std::exp(double(v[order[i]]) - mx);
+                else
+                    for (float x : v)
+                        z += std::exp(double(x) - mx);
+                // Cumulative probabilities of the candidates; the nucleus ends where they
+                // reach top_p.
+                std::vector<double> acc(k);
+                for (int i = 0; i < k; ++i)
+                    acc[i] = (i ? acc[i - 1] : 0.0) + std::exp(double(v[order[i]]) - mx);
+                int keep = k;
+                bool near_edge = false;
+                for (int i = 0; i < k && q.top_p < 1.0f; ++i) {
+                    near_edge |= std::abs(acc[i] / z - q.top_p) < 1e-4;
+                    if (acc[i] / z >= q.top_p && keep == k) keep = i + 1;
+                }
+                const double mass = acc[keep - 1];
+                const double u = splitmix(q.seed, q.step) * mass;
+                const int want = std::min(
+                    int(std::upper_bound(acc.begin(), acc.begin() + keep, u) - acc.begin()),
+                    keep - 1);
+                const int at =
+                    int(std::find(order.begin(), order.begin() + k, got[r]) - order.begin());
+                ++draws;
+                left_argmax += at != 0;
+                QVERIFY2(at < k, qPrintable(what + ": not a candidate"));
+                if (at == want) continue;
+                // Rounding may move the draw across a boundary it lies next to, or move the
+                // nucleus' edge (and with it the mass u scales).
+                const bool next_to =
+                    std::abs(at - want) == 1 && std::abs(u - acc[std::min(at, want)]) < 1e-4 * mass;
+                QVERIFY2(
+                    next_to || near_edge,
+                    qPrintable(what + QString(", expected rank %1, got %2").arg(want).arg(at)));
+                ++moved;
+            }
+        }
+        // Greedy without a penalty: each slice's argmax, the lowest id among ties across slices
+        // (row 4's maximum is in every slice).
+        for (auto& x : p)
+            x = cuda::SampleParams{};
+        MTDESK_CUDA_CHECK(
+            cudaMemcpy(dparams.get(), p.data(), rows * sizeof(p[0]), cudaMemcpyHostToDevice));
+        cuda::sample_tokens<T>(dlog.as<T>(), vocab, vocab, rows, dparams.as<cuda::SampleParams>(),
+                               doff.as<int32_t>(), dids.as<int32_t>(), dscratch.as<float>(),
+                               dout.as<int32_t>(), nullptr);
+        std::vector<int32_t> argmax(rows);
+        MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+        MTDESK_CUDA_CHECK(cudaMemcpy(argmax.data(), dout.get(), rows * 4, cudaMemcpyDeviceToHost));
+        for (int r = 0; r < rows; ++r) {
+            const auto row = logits.begin() + std::size_t(r) * vocab;
+            QCOMPARE(argmax[r], int(std::max_element(row, row + vocab) - row));
+        }
+        QVERIFY(std::count(logits.begin() + 4 * std::size_t(vocab), logits.end(), 6.0f) > 3);
+
+        qInfo(
+            "sampling: %d draws over %d ids (8192-id slices), %d as the host rule picks, %d "
+            "moved by rounding, %d not the argmax",
+            draws, vocab, draws - moved, moved, left_argmax);
+        QVERIFY(moved <= draws / 10);
+        QVERIFY(left_argmax > draws / 4);
+    }
+
   private slots:
     // The kernels are launched as the engine launches them: with programmatic dependent launch
     // on sm_90+.
@@ -1175,6 +1323,8 @@ class TestKernels : public QObject {
     void sampling() {
         check_sampling<__nv_bfloat16>();
         check_sampling<__half>();
+        check_sampling_draws<__nv_bfloat16>();
+        check_sampling_draws<__half>();
     }
 };
 

@@ -771,7 +771,7 @@ class CudaModelImpl final : public CudaModel {
         alloc(logits_f32_,
               static_cast<std::size_t>(max_logit_rows_) * c.vocab_size * sizeof(float));
         alloc(sample_scratch_,
-              static_cast<std::size_t>(max_logit_rows_) * c.vocab_size * sizeof(float));
+              sample_scratch_floats(max_logit_rows_, c.vocab_size) * sizeof(float));
         alloc(sampled_, static_cast<std::size_t>(max_logit_rows_) * sizeof(int32_t));
         meta_capacity_ = 4 * tmax + std::max<std::size_t>(tmax, max_logit_rows_) +
                          static_cast<std::size_t>(max_seqs_) * max_blocks_per_seq_;

@@ -495,6 +495,14 @@ inline float rsqrtf(float x) {
 #define __shfl_sync(mask, v, src) ::mtdesk::cuda::emulation::shfl((v), (src))
 #define __byte_perm(x, y, s) ::mtdesk::cuda::emulation::byte_perm((x), (y), (s))
 #define __ldg(p) (*(p))
+// A block's threads switch only at barriers and blocks run one after another: an atomic add is
+// a plain one.
+template <typename V>
+inline V atomicAdd(V* p, V v) {
+    const V old = *p;
+    *p = old + v;
+    return old;
+}
 #define __expf(x) std::exp(static_cast<float>(x))
 #define __float2int_rn(x) static_cast<int>(std::nearbyint(static_cast<float>(x)))
 #define __uint_as_float(u) std::bit_cast<float>(static_cast<uint32_t>(u))

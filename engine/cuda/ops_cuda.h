@@ -217,13 +217,26 @@ struct SampleParams {
 /// vocabulary).
 inline constexpr int kMaxSampleCandidates = 256;
 
+/// Floats of the scratch sample_tokens() needs for `rows` rows of a `vocab`-id vocabulary:
+/// per row the candidates of each 8192-id slice (up to kMaxSampleCandidates values and ids)
+/// and two floats a slice, at least `vocab` floats.
+inline std::size_t sample_scratch_floats(int rows, int vocab) {
+    const std::size_t slices = (static_cast<std::size_t>(vocab) + 8191) / 8192;
+    const std::size_t per_row = slices * (2 * kMaxSampleCandidates + 2);
+    return static_cast<std::size_t>(rows) *
+           (per_row > static_cast<std::size_t>(vocab) ? per_row : static_cast<std::size_t>(vocab));
+}
+
 /// Chooses one token per row as transformers' logits processors would (repetition penalty →
 /// temperature → top-k → top-p, then a draw), with argmax (lowest id on ties) for greedy rows.
+/// Two kernels: a block per 8192-id slice of a row keeps the slice's most likely candidates
+/// (its argmax for greedy rows, else a radix select), and a block per row selects among them
+/// and draws.
 ///   logits:  [rows, row_stride] in T; only ids < vocab are considered.
 ///   params:  [rows]; history: ids seen so far per row (prompt + output) as CSR:
 ///            history_offsets [rows + 1], history_ids [history_offsets[rows]]; a negative id
 ///            -1 - r stands for pending[r], as in embedding().
-///   scratch: fp32 [rows, vocab] workspace.
+///   scratch: sample_scratch_floats(rows, vocab) floats of workspace.
 ///   out:     [rows] chosen ids.
 template <typename T>
 void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
