@@ -367,7 +367,7 @@ const std::vector<int> kContexts = {1, 15, 16, 17, 511, 513, 1030};
 const std::vector<int> kBatchContexts = {1, 15, 16, 17};
 constexpr int kPrefillLongest = 1030;
 constexpr int kSamplingVocab = 1003;
-constexpr int kSamplingVocabSlices = 8192 + 1003;
+constexpr int kSamplingVocabSlices = cuda::kSampleSlice + 1003;
 constexpr int kSamplingRows = 9;
 #else
 constexpr bool kHostEmulation = false;
@@ -375,7 +375,7 @@ const std::vector<int> kContexts = {1, 15, 16, 17, 511, 512, 513, 2047, 4100};
 const std::vector<int> kBatchContexts = kContexts;
 constexpr int kPrefillLongest = 4100;
 constexpr int kSamplingVocab = 5003;
-constexpr int kSamplingVocabSlices = 2 * 8192 + 3627;
+constexpr int kSamplingVocabSlices = 2 * cuda::kSampleSlice + 3627;
 constexpr int kSamplingRows = 63;
 #endif
 
@@ -1088,7 +1088,7 @@ class TestKernels : public QObject {
     // The draw itself against a host replica of the kernels' rule (candidates in better()'s
     // order: value, then the lower id; the normaliser over the candidates with top-k, over the
     // vocabulary without; the nucleus; u = SplitMix64(seed, step) × mass), on a vocabulary of
-    // several 8192-id slices, with 16-bit logits that tie across slices. The GPU's exp and
+    // several kSampleSlice-id slices, with 16-bit logits that tie across slices. The GPU's exp and
     // sums round differently: a choice may differ only where u lies within 1e-4 of the mass of
     // a boundary between two candidates.
     template <typename T>
@@ -1223,9 +1223,9 @@ class TestKernels : public QObject {
         QVERIFY(std::count(logits.begin() + 4 * std::size_t(vocab), logits.end(), 6.0f) > 3);
 
         qInfo(
-            "sampling: %d draws over %d ids (8192-id slices), %d as the host rule picks, %d "
-            "moved by rounding, %d not the argmax",
-            draws, vocab, draws - moved, moved, left_argmax);
+            "sampling: %d draws over %d ids (%d-id slices), %d as the host rule picks, %d moved "
+            "by rounding, %d not the argmax",
+            draws, vocab, cuda::kSampleSlice, draws - moved, moved, left_argmax);
         QVERIFY(moved <= draws / 10);
         QVERIFY(left_argmax > draws / 4);
     }

@@ -217,11 +217,15 @@ struct SampleParams {
 /// vocabulary).
 inline constexpr int kMaxSampleCandidates = 256;
 
+/// Vocabulary ids one block of sample_tokens()'s first kernel takes (staged in 32 KiB of
+/// shared memory as fp32).
+inline constexpr int kSampleSlice = 8192;
+
 /// Floats of the scratch sample_tokens() needs for `rows` rows of a `vocab`-id vocabulary:
-/// per row the candidates of each 8192-id slice (up to kMaxSampleCandidates values and ids)
-/// and two floats a slice, at least `vocab` floats.
+/// per row the candidates of each kSampleSlice-id slice (up to kMaxSampleCandidates values
+/// and ids) and two floats a slice, at least `vocab` floats.
 inline std::size_t sample_scratch_floats(int rows, int vocab) {
-    const std::size_t slices = (static_cast<std::size_t>(vocab) + 8191) / 8192;
+    const std::size_t slices = (static_cast<std::size_t>(vocab) + kSampleSlice - 1) / kSampleSlice;
     const std::size_t per_row = slices * (2 * kMaxSampleCandidates + 2);
     return static_cast<std::size_t>(rows) *
            (per_row > static_cast<std::size_t>(vocab) ? per_row : static_cast<std::size_t>(vocab));
@@ -229,7 +233,7 @@ inline std::size_t sample_scratch_floats(int rows, int vocab) {
 
 /// Chooses one token per row as transformers' logits processors would (repetition penalty →
 /// temperature → top-k → top-p, then a draw), with argmax (lowest id on ties) for greedy rows.
-/// Two kernels: a block per 8192-id slice of a row keeps the slice's most likely candidates
+/// Two kernels: a block per kSampleSlice-id slice of a row keeps the slice's most likely candidates
 /// (its argmax for greedy rows, else a radix select), and a block per row selects among them
 /// and draws.
 ///   logits:  [rows, row_stride] in T; only ids < vocab are considered.

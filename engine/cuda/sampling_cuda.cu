@@ -81,8 +81,8 @@ __device__ double uniform(uint64_t seed, uint64_t step) {
 // vocabulary with top-k 20 (each pass a trip through L2 for 128k values), and ~6 µs for a
 // greedy argmax.
 
-constexpr int kSlice = 8192;        // vocabulary ids per candidates block
-constexpr int kSliceThreads = 256;  // threads of a candidates block
+constexpr int kSlice = kSampleSlice;  // vocabulary ids per candidates block (ops_cuda.h)
+constexpr int kSliceThreads = 256;    // threads of a candidates block
 
 /// Candidates a row keeps: 1 for greedy, top_k (at most kMaxSampleCandidates), or
 /// kMaxSampleCandidates without top-k.
