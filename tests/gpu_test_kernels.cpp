@@ -985,18 +985,21 @@ class TestKernels : public QObject {
         DeviceBuffer dlog = to_device<T>(logits), doff = ints_to_device(offsets),
                      dids = ints_to_device(ids),
                      dscratch(cuda::sample_scratch_floats(rows, vocab) * 4), dout(rows * 4),
-                     dparams(rows * sizeof(cuda::SampleParams));
+                     dalso(rows * 4), dparams(rows * sizeof(cuda::SampleParams));
         auto run = [&](const std::vector<cuda::SampleParams>& p,
                        const DeviceBuffer* hist_ids = nullptr, const int32_t* pending = nullptr) {
             MTDESK_CUDA_CHECK(cudaMemcpy(dparams.get(), p.data(), p.size() * sizeof(p[0]),
                                          cudaMemcpyHostToDevice));
-            cuda::sample_tokens<T>(dlog.as<T>(), stride, vocab, rows,
-                                   dparams.as<cuda::SampleParams>(), doff.as<int32_t>(),
-                                   (hist_ids ? *hist_ids : dids).as<int32_t>(),
-                                   dscratch.as<float>(), dout.as<int32_t>(), nullptr, pending);
-            std::vector<int32_t> out(rows);
+            cuda::sample_tokens<T>(
+                dlog.as<T>(), stride, vocab, rows, dparams.as<cuda::SampleParams>(),
+                doff.as<int32_t>(), (hist_ids ? *hist_ids : dids).as<int32_t>(),
+                dscratch.as<float>(), dout.as<int32_t>(), nullptr, pending, dalso.as<int32_t>());
+            std::vector<int32_t> out(rows), also(rows);
             MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
             MTDESK_CUDA_CHECK(cudaMemcpy(out.data(), dout.get(), rows * 4, cudaMemcpyDeviceToHost));
+            MTDESK_CUDA_CHECK(
+                cudaMemcpy(also.data(), dalso.get(), rows * 4, cudaMemcpyDeviceToHost));
+            if (also != out) qFatal("sample_tokens: the second copy of the ids differs");
             return out;
         };
         // Greedy with a repetition penalty = the CPU Sampler's greedy choice.

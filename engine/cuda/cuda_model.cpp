@@ -69,6 +69,7 @@ struct Handles {
     /// Two slots for the sampler: its parameters in, its ids out (a sample may be queued
     /// while the one before is not read yet); an event marks each slot's ids on the host.
     char* sample_pinned[2] = {nullptr, nullptr};
+    char* sample_pinned_device[2] = {nullptr, nullptr};  // the same memory, as the GPU sees it
     cudaEvent_t sample_done[2] = {nullptr, nullptr};
     Handles() = default;
     Handles(const Handles&) = delete;
@@ -371,17 +372,15 @@ class CudaModelImpl final : public CudaModel {
             cudaMemcpyAsync(sample_meta_.get(), host, bytes, cudaMemcpyHostToDevice, stream_));
         const auto* dparams = sample_meta_.as<SampleParams>();
         const auto* doff = reinterpret_cast<const int32_t*>(sample_meta_.as<char>() + param_bytes);
-        // Pending tokens in the histories are the previous sample's rows (pending_ids_).
-        sample_tokens<T>(logits_.as<T>(), config_.vocab_size, vocab, rows, dparams, doff,
-                         doff + rows + 1, sample_scratch_.as<float>(), sampled_.as<int32_t>(),
-                         stream_, pending_ids_.as<int32_t>());
-        auto* host_ids = reinterpret_cast<int32_t*>(host + sample_meta_.bytes());
-        MTDESK_CUDA_CHECK(cudaMemcpyAsync(host_ids, sampled_.get(), rows * sizeof(int32_t),
-                                          cudaMemcpyDeviceToHost, stream_));
-        // What the next step's pending_token()s read.
-        MTDESK_CUDA_CHECK(cudaMemcpyAsync(pending_ids_.get(), sampled_.get(),
-                                          rows * sizeof(int32_t), cudaMemcpyDeviceToDevice,
-                                          stream_));
+        // Pending tokens in the histories are the previous sample's rows (pending_ids_); the
+        // sampler's first kernel reads them before its second writes the new ones there (what
+        // the next step's pending_token()s read) and into the slot's pinned ids, which the GPU
+        // writes directly: no copies between this sample and the next step.
+        sample_tokens<T>(
+            logits_.as<T>(), config_.vocab_size, vocab, rows, dparams, doff, doff + rows + 1,
+            sample_scratch_.as<float>(), pending_ids_.as<int32_t>(), stream_,
+            pending_ids_.as<int32_t>(),
+            reinterpret_cast<int32_t*>(handles_.sample_pinned_device[slot] + sample_meta_.bytes()));
         MTDESK_CUDA_CHECK(cudaEventRecord(handles_.sample_done[slot], stream_));
         unread_.push_back({slot, rows});
         pending_rows_ = rows;
@@ -772,7 +771,6 @@ class CudaModelImpl final : public CudaModel {
               static_cast<std::size_t>(max_logit_rows_) * c.vocab_size * sizeof(float));
         alloc(sample_scratch_,
               sample_scratch_floats(max_logit_rows_, c.vocab_size) * sizeof(float));
-        alloc(sampled_, static_cast<std::size_t>(max_logit_rows_) * sizeof(int32_t));
         meta_capacity_ = 4 * tmax + std::max<std::size_t>(tmax, max_logit_rows_) +
                          static_cast<std::size_t>(max_seqs_) * max_blocks_per_seq_;
         alloc(meta_, meta_capacity_ * sizeof(int32_t));
@@ -797,6 +795,9 @@ class CudaModelImpl final : public CudaModel {
             MTDESK_CUDA_CHECK(
                 cudaMallocHost(&handles_.sample_pinned[i],
                                sample_meta_.bytes() + max_logit_rows_ * sizeof(int32_t)));
+            void* device = nullptr;
+            MTDESK_CUDA_CHECK(cudaHostGetDevicePointer(&device, handles_.sample_pinned[i], 0));
+            handles_.sample_pinned_device[i] = static_cast<char*>(device);
             MTDESK_CUDA_CHECK(
                 cudaEventCreateWithFlags(&handles_.sample_done[i], cudaEventDisableTiming));
         }
@@ -1005,7 +1006,7 @@ class CudaModelImpl final : public CudaModel {
     std::vector<int> free_;
 
     DeviceBuffer x_, h_, tmp_, qkv_, attn_, gu_, act_, rows_, logits_, logits_f32_, sample_scratch_,
-        sampled_, meta_, linear_ws_, cublas_ws_, sample_meta_;
+        meta_, linear_ws_, cublas_ws_, sample_meta_;
     /// The last sample's ids on the device, which pending_token()s stand for.
     DeviceBuffer pending_ids_;
     int pending_rows_ = 0;  ///< rows of the last sample_async() (0: none yet)

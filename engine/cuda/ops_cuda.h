@@ -241,12 +241,14 @@ inline std::size_t sample_scratch_floats(int rows, int vocab) {
 ///            history_offsets [rows + 1], history_ids [history_offsets[rows]]; a negative id
 ///            -1 - r stands for pending[r], as in embedding().
 ///   scratch: sample_scratch_floats(rows, vocab) floats of workspace.
-///   out:     [rows] chosen ids.
+///   out:     [rows] chosen ids; `also`, when not null, a second copy (device memory, or
+///            pinned host memory the GPU writes through the unified address space: the ids
+///            reach the host without a copy of their own).
 template <typename T>
 void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const SampleParams* params, const int32_t* history_offsets,
                    const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream,
-                   const int32_t* pending = nullptr);
+                   const int32_t* pending = nullptr, int32_t* also = nullptr);
 
 /// out[i] = float(x[i]). For logits that leave the GPU (tests, CausalLM::forward).
 template <typename T>

@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(kSliceThreads)
 // all, ranked, then top-k / top-p and a draw.
 __global__ void __launch_bounds__(kThreads)
     sample_kernel(int vocab, const SampleParams* params, float* scratch, int64_t scratch_row,
-                  int32_t* out) {
+                  int32_t* out, int32_t* also) {
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
     const int r = blockIdx.x;
@@ -285,7 +285,10 @@ __global__ void __launch_bounds__(kThreads)
         for (int i = threadIdx.x; i < n; i += kThreads)
             mine = better(mine, Best{c.value[i], c.id[i]});
         const Best b = block_argmax(mine);
-        if (threadIdx.x == 0) out[r] = b.index;
+        if (threadIdx.x == 0) {
+            out[r] = b.index;
+            if (also) also[r] = b.index;
+        }
         return;
     }
     const int want = min(k, n);
@@ -358,6 +361,7 @@ __global__ void __launch_bounds__(kThreads)
         }
     }
     out[r] = chosen;
+    if (also) also[r] = chosen;
 }
 
 }  // namespace
@@ -366,7 +370,7 @@ template <typename T>
 void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const SampleParams* params, const int32_t* history_offsets,
                    const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream,
-                   const int32_t* pending) {
+                   const int32_t* pending, int32_t* also) {
     if (rows <= 0) return;
     const int64_t scratch_row = static_cast<int64_t>(sample_scratch_floats(1, vocab));
     const int slices = (vocab + kSlice - 1) / kSlice;
@@ -374,14 +378,14 @@ void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
            row_stride, vocab, params, history_offsets, history_ids, scratch, scratch_row, pending);
     MTDESK_CUDA_CHECK_LAUNCH();
     launch(sample_kernel, dim3(rows), dim3(kThreads), 0, stream, vocab, params, scratch,
-           scratch_row, out);
+           scratch_row, out, also);
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
 #define INSTANTIATE(T)                                                                             \
     template void sample_tokens<T>(const T*, int64_t, int, int, const SampleParams*,               \
                                    const int32_t*, const int32_t*, float*, int32_t*, cudaStream_t, \
-                                   const int32_t*)
+                                   const int32_t*, int32_t*)
 MTDESK_INSTANTIATE_T(INSTANTIATE);
 
 }  // namespace mtdesk::cuda
