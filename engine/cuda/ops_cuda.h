@@ -233,9 +233,9 @@ inline std::size_t sample_scratch_floats(int rows, int vocab) {
 
 /// Chooses one token per row as transformers' logits processors would (repetition penalty →
 /// temperature → top-k → top-p, then a draw), with argmax (lowest id on ties) for greedy rows.
-/// Two kernels: a block per kSampleSlice-id slice of a row keeps the slice's most likely candidates
-/// (its argmax for greedy rows, else a radix select), and a block per row selects among them
-/// and draws.
+/// Two kernels: a block per kSampleSlice-id slice of a row keeps the slice's most likely
+/// candidates (its argmax for greedy rows, else a radix select), and a block per row selects
+/// among them and draws.
 ///   logits:  [rows, row_stride] in T; only ids < vocab are considered.
 ///   params:  [rows]; history: ids seen so far per row (prompt + output) as CSR:
 ///            history_offsets [rows + 1], history_ids [history_offsets[rows]]; a negative id
@@ -243,7 +243,8 @@ inline std::size_t sample_scratch_floats(int rows, int vocab) {
 ///   scratch: sample_scratch_floats(rows, vocab) floats of workspace.
 ///   out:     [rows] chosen ids; `also`, when not null, a second copy (device memory, or
 ///            pinned host memory the GPU writes through the unified address space: the ids
-///            reach the host without a copy of their own).
+///            reach the host without a copy of their own). `out` may be `pending`: the first
+///            kernel reads the pending ids, the second writes the new ones.
 template <typename T>
 void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const SampleParams* params, const int32_t* history_offsets,
