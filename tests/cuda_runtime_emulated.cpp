@@ -36,6 +36,20 @@ cudaError_t cudaFree(void* ptr) {
     return cudaSuccess;
 }
 
+// Pinned host memory is host memory, and the "device" sees it at the same address.
+cudaError_t cudaMallocHost(void** ptr, size_t size) {
+    return cudaMalloc(ptr, size);
+}
+
+cudaError_t cudaFreeHost(void* ptr) {
+    return cudaFree(ptr);
+}
+
+cudaError_t cudaHostGetDevicePointer(void** device, void* host, unsigned int) {
+    *device = host;
+    return cudaSuccess;
+}
+
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind) {
     if (count) std::memmove(dst, src, count);
     return cudaSuccess;

@@ -1323,6 +1323,32 @@ class TestKernels : public QObject {
         check_swiglu_embedding_gather<__nv_bfloat16>();
         check_swiglu_embedding_gather<__half>();
     }
+    // upload_from_host: n ints from pinned host memory, read through its device address, land
+    // in device memory and nothing past them changes (the 16-byte chunks and the tail of 1-3).
+    void uploadFromHost() {
+        for (const std::size_t n : {1u, 3u, 4u, 5u, 1027u, 4099u, 300001u}) {
+            int32_t* host = nullptr;
+            MTDESK_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host), n * 4));
+            for (std::size_t i = 0; i < n; ++i)
+                host[i] = static_cast<int32_t>(i * 2654435761u);
+            void* view = nullptr;
+            MTDESK_CUDA_CHECK(cudaHostGetDevicePointer(&view, host, 0));
+            DeviceBuffer d((n + 4) * 4);
+            MTDESK_CUDA_CHECK(cudaMemset(d.get(), 0xff, d.bytes()));
+            cuda::upload_from_host(d.as<int32_t>(), static_cast<const int32_t*>(view), n, nullptr);
+            std::vector<int32_t> got(n + 4);
+            MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+            MTDESK_CUDA_CHECK(cudaMemcpy(got.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
+            const bool same = std::equal(host, host + n, got.begin());
+            MTDESK_CUDA_CHECK(cudaFreeHost(host));
+            QVERIFY2(same, qPrintable(QString("%1 ints").arg(n)));
+            for (std::size_t i = n; i < n + 4; ++i)
+                QCOMPARE(got[i], -1);
+        }
+        DeviceBuffer d(64);
+        QVERIFY_THROWS_EXCEPTION(
+            Error, cuda::upload_from_host(d.as<int32_t>() + 1, d.as<int32_t>(), 4, nullptr));
+    }
     void sampling() {
         check_sampling<__nv_bfloat16>();
         check_sampling<__half>();

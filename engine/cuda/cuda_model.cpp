@@ -65,6 +65,7 @@ struct Handles {
     cudaStream_t stream = nullptr;
     cublasHandle_t cublas = nullptr;
     int32_t* pinned = nullptr;
+    const int32_t* pinned_device = nullptr;  // the same memory, as the GPU sees it
     cudaEvent_t pinned_copied = nullptr;
     /// Two slots for the sampler: its parameters in, its ids out (a sample may be queued
     /// while the one before is not read yet); an event marks each slot's ids on the host.
@@ -239,8 +240,7 @@ class CudaModelImpl final : public CudaModel {
             token_seq[t] = s;
             logit_rows[r++] = t;
         }
-        MTDESK_CUDA_CHECK(cudaMemcpyAsync(meta_.get(), pinned_, ints * sizeof(int32_t),
-                                          cudaMemcpyHostToDevice, stream_));
+        upload_from_host(meta_.as<int32_t>(), handles_.pinned_device, ints, stream_);
         MTDESK_CUDA_CHECK(cudaEventRecord(handles_.pinned_copied, stream_));
         pinned_in_flight_ = true;
 
@@ -352,6 +352,7 @@ class CudaModelImpl final : public CudaModel {
             offsets[i + 1] =
                 offsets[i] +
                 (params[i].repetition_penalty != 1.0f ? static_cast<int>(histories[i].size()) : 0);
+        static_assert(sizeof(SampleParams) % sizeof(int32_t) == 0, "uploaded as int32");
         const std::size_t param_bytes = rows * sizeof(SampleParams);
         const std::size_t bytes = param_bytes + (rows + 1 + offsets[rows]) * sizeof(int32_t);
         if (bytes > sample_meta_.bytes())
@@ -368,8 +369,9 @@ class CudaModelImpl final : public CudaModel {
         for (int i = 0; i < rows; ++i)
             if (params[i].repetition_penalty != 1.0f)
                 std::copy(histories[i].begin(), histories[i].end(), hids + offsets[i]);
-        MTDESK_CUDA_CHECK(
-            cudaMemcpyAsync(sample_meta_.get(), host, bytes, cudaMemcpyHostToDevice, stream_));
+        upload_from_host(sample_meta_.as<int32_t>(),
+                         reinterpret_cast<const int32_t*>(handles_.sample_pinned_device[slot]),
+                         bytes / sizeof(int32_t), stream_);
         const auto* dparams = sample_meta_.as<SampleParams>();
         const auto* doff = reinterpret_cast<const int32_t*>(sample_meta_.as<char>() + param_bytes);
         // Pending tokens in the histories are the previous sample's rows (pending_ids_); the
@@ -776,6 +778,9 @@ class CudaModelImpl final : public CudaModel {
         alloc(meta_, meta_capacity_ * sizeof(int32_t));
         MTDESK_CUDA_CHECK(cudaMallocHost(&handles_.pinned, meta_capacity_ * sizeof(int32_t)));
         pinned_ = handles_.pinned;
+        void* pinned_device = nullptr;
+        MTDESK_CUDA_CHECK(cudaHostGetDevicePointer(&pinned_device, handles_.pinned, 0));
+        handles_.pinned_device = static_cast<const int32_t*>(pinned_device);
         const std::size_t ws = workspace_for_linears();
         alloc(linear_ws_, ws);
         // cuBLAS gets its workspace from us, so that it allocates nothing later (memory stays

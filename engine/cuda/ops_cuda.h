@@ -251,6 +251,14 @@ void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const int32_t* history_ids, float* scratch, int32_t* out, cudaStream_t stream,
                    const int32_t* pending = nullptr, int32_t* also = nullptr);
 
+/// dst[i] = src[i] for n int32 values, where src is pinned host memory as the device sees it
+/// (cudaHostGetDevicePointer) and dst device memory, both 16-byte aligned. A kernel, not a
+/// copy: launched behind a kernel (programmatic dependent launch), it reads src across PCIe
+/// while that kernel finishes and writes dst after it. src must hold its values when this is
+/// called and keep them until the kernel has run (an event after it). Throws Error on
+/// misaligned pointers and on launch errors.
+void upload_from_host(int32_t* dst, const int32_t* src, std::size_t n, cudaStream_t stream);
+
 /// out[i] = float(x[i]). For logits that leave the GPU (tests, CausalLM::forward).
 template <typename T>
 void to_float(const T* x, float* out, int64_t n, cudaStream_t stream);
