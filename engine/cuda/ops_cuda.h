@@ -223,12 +223,10 @@ inline constexpr int kSampleSlice = 8192;
 
 /// Floats of the scratch sample_tokens() needs for `rows` rows of a `vocab`-id vocabulary:
 /// per row the candidates of each kSampleSlice-id slice (up to kMaxSampleCandidates values
-/// and ids) and two floats a slice, at least `vocab` floats.
+/// and ids) and two floats a slice (8,224 floats a row for a 128k vocabulary).
 inline std::size_t sample_scratch_floats(int rows, int vocab) {
     const std::size_t slices = (static_cast<std::size_t>(vocab) + kSampleSlice - 1) / kSampleSlice;
-    const std::size_t per_row = slices * (2 * kMaxSampleCandidates + 2);
-    return static_cast<std::size_t>(rows) *
-           (per_row > static_cast<std::size_t>(vocab) ? per_row : static_cast<std::size_t>(vocab));
+    return static_cast<std::size_t>(rows) * slices * (2 * kMaxSampleCandidates + 2);
 }
 
 /// Chooses one token per row as transformers' logits processors would (repetition penalty →
