@@ -58,6 +58,15 @@ DeviceBuffer upload_16(const std::vector<float>& v) {
     return d;
 }
 
+/// Where the GPU sees pinned host memory (cudaMallocHost's, mapped on every 64-bit platform
+/// CUDA runs on). Throws Error on a CUDA error.
+template <typename P>
+P* device_address(P* host) {
+    void* device = nullptr;
+    MTDESK_CUDA_CHECK(cudaHostGetDevicePointer(&device, host, 0));
+    return static_cast<P*>(device);
+}
+
 /// The stream, cuBLAS handle, pinned staging buffer and the event that marks its last copy,
 /// released even when a constructor fails half-way (nothing may stay behind after a failed
 /// load).
@@ -778,9 +787,7 @@ class CudaModelImpl final : public CudaModel {
         alloc(meta_, meta_capacity_ * sizeof(int32_t));
         MTDESK_CUDA_CHECK(cudaMallocHost(&handles_.pinned, meta_capacity_ * sizeof(int32_t)));
         pinned_ = handles_.pinned;
-        void* pinned_device = nullptr;
-        MTDESK_CUDA_CHECK(cudaHostGetDevicePointer(&pinned_device, handles_.pinned, 0));
-        handles_.pinned_device = static_cast<const int32_t*>(pinned_device);
+        handles_.pinned_device = device_address(handles_.pinned);
         const std::size_t ws = workspace_for_linears();
         alloc(linear_ws_, ws);
         // cuBLAS gets its workspace from us, so that it allocates nothing later (memory stays
@@ -800,9 +807,7 @@ class CudaModelImpl final : public CudaModel {
             MTDESK_CUDA_CHECK(
                 cudaMallocHost(&handles_.sample_pinned[i],
                                sample_meta_.bytes() + max_logit_rows_ * sizeof(int32_t)));
-            void* device = nullptr;
-            MTDESK_CUDA_CHECK(cudaHostGetDevicePointer(&device, handles_.sample_pinned[i], 0));
-            handles_.sample_pinned_device[i] = static_cast<char*>(device);
+            handles_.sample_pinned_device[i] = device_address(handles_.sample_pinned[i]);
             MTDESK_CUDA_CHECK(
                 cudaEventCreateWithFlags(&handles_.sample_done[i], cudaEventDisableTiming));
         }

@@ -221,12 +221,16 @@ inline constexpr int kMaxSampleCandidates = 256;
 /// shared memory as fp32).
 inline constexpr int kSampleSlice = 8192;
 
+/// kSampleSlice-id slices of a `vocab`-id vocabulary (the last one may be shorter).
+constexpr int sample_slices(int vocab) {
+    return (vocab + kSampleSlice - 1) / kSampleSlice;
+}
+
 /// Floats of the scratch sample_tokens() needs for `rows` rows of a `vocab`-id vocabulary:
 /// per row the candidates of each kSampleSlice-id slice (up to kMaxSampleCandidates values
 /// and ids) and two floats a slice (8,224 floats a row for a 128k vocabulary).
 inline std::size_t sample_scratch_floats(int rows, int vocab) {
-    const std::size_t slices = (static_cast<std::size_t>(vocab) + kSampleSlice - 1) / kSampleSlice;
-    return static_cast<std::size_t>(rows) * slices * (2 * kMaxSampleCandidates + 2);
+    return static_cast<std::size_t>(rows) * sample_slices(vocab) * (2 * kMaxSampleCandidates + 2);
 }
 
 /// Chooses one token per row as transformers' logits processors would (repetition penalty →

@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(kSliceThreads)
             mx = fmaxf(mx, value[i]);
         }
     }
-    const int slices = (vocab + kSlice - 1) / kSlice;
+    const int slices = sample_slices(vocab);
     RowScratch out(scratch + r * scratch_row, slices, k);
     if (!greedy && p.top_k <= 0) {
         mx = block_max(mx);  // its barriers also publish the scaled values
@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(kThreads)
     const int r = blockIdx.x;
     const SampleParams p = params[r];
     const int k = candidates_of(p);
-    const int slices = (vocab + kSlice - 1) / kSlice;
+    const int slices = sample_slices(vocab);
     const RowScratch c(scratch + r * scratch_row, slices, k);
     // Slices before the last hold k candidates each (k <= kSlice), the last min(k, its ids).
     const int n = (slices - 1) * k + min(k, vocab - (slices - 1) * kSlice);
@@ -373,7 +373,7 @@ void sample_tokens(const T* logits, int64_t row_stride, int vocab, int rows,
                    const int32_t* pending, int32_t* also) {
     if (rows <= 0) return;
     const int64_t scratch_row = static_cast<int64_t>(sample_scratch_floats(1, vocab));
-    const int slices = (vocab + kSlice - 1) / kSlice;
+    const int slices = sample_slices(vocab);
     launch(candidates_kernel<T>, dim3(rows, slices), dim3(kSliceThreads), 0, stream, logits,
            row_stride, vocab, params, history_offsets, history_ids, scratch, scratch_row, pending);
     MTDESK_CUDA_CHECK_LAUNCH();
