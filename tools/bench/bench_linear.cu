@@ -19,6 +19,11 @@
 //   the four linear layers of every decoder layer of that model (qkv, o, gate/up with SwiGLU,
 //   down; random weights) chained at one row of x as a decode step runs them, for BF16, INT8
 //   and INT4, and nothing else of the step: the floor the layers alone put under a batch-1 step.
+//   With --shared-weights every layer reads the first layer's weights (the 1.8B model's 24 MB
+//   then stay in L2): what the chain costs when device memory is not what it waits on.
+//      ./bench_linear --boundaries
+//   chains of 256 dependent kernels that each load and store one value a thread: what a kernel
+//   boundary of a decode step costs, with and without programmatic dependent launch.
 //      ./bench_linear --stream
 //   the weight bytes of the 7B INT4 layers read with the one-row INT4 GEMV's access pattern and
 //   no dequantisation: what its memory access alone costs, with one or three rounds in flight
@@ -43,6 +48,7 @@
 #include <vector>
 
 #include "cuda/cuda_common.h"
+#include "cuda/launch_cuda.cuh"
 #include "cuda/linear_cuda.h"
 #include "cuda/linear_kernels.cuh"  // the one-row GEMV's shape and split-K rule
 #include "mtdesk/quant/quantize.h"
@@ -145,14 +151,15 @@ double time_calls(const std::vector<cuda::DeviceLinear>& copies, const T* x, T* 
 }
 
 // The linear layers of `layers` decoder layers (hidden, qkv rows, intermediate) chained at one
-// row of x in `format` (random weights, each layer its own), in one CUDA graph: the time of
-// one pass, median of 7.
-double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat format,
+// row of x in `format` (random weights, each layer its own, or with `shared` all the first
+// layer's: then the 1.8B model's 24 MB stay in L2), in one CUDA graph: the time of one pass,
+// median of 7. `bytes`: the weights a pass reads (one layer's, times the layers).
+double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat format, bool shared,
                   cuda::LinearContext& ctx, cudaStream_t stream, std::size_t& bytes) {
     using T = __nv_bfloat16;
     std::vector<cuda::DeviceLinear> qkv, o, gate_up, down;
     bytes = 0;
-    for (int l = 0; l < layers; ++l) {
+    for (int l = 0; l < (shared ? 1 : layers); ++l) {
         const uint64_t seed = 4 * static_cast<uint64_t>(l);
         qkv.push_back(cuda::DeviceLinear::random(qkv_rows, hidden, format, seed + 1));
         o.push_back(cuda::DeviceLinear::random(hidden, hidden, format, seed + 2));
@@ -168,12 +175,14 @@ double time_chain(int hidden, int qkv_rows, int inter, int layers, WeightFormat 
     check(cudaMalloc(&act, std::size_t(inter) * 2), "cudaMalloc");
     check(cudaMalloc(&h2, std::size_t(hidden) * 2), "cudaMalloc");
     cuda::fill_random<T>(h, hidden, 7, 1.0f);
+    if (shared) bytes *= layers;
     auto pass = [&] {
         for (int l = 0; l < layers; ++l) {
-            cuda::linear<T>(qkv[l], h, q, 1, ctx, stream);
-            cuda::linear<T>(o[l], q, y, 1, ctx, stream);  // attention's output stands in: q
-            cuda::linear_swiglu<T>(gate_up[l], y, y + hidden, act, 1, ctx, stream);
-            cuda::linear<T>(down[l], act, h2, 1, ctx, stream);
+            const int w = shared ? 0 : l;
+            cuda::linear<T>(qkv[w], h, q, 1, ctx, stream);
+            cuda::linear<T>(o[w], q, y, 1, ctx, stream);  // attention's output stands in: q
+            cuda::linear_swiglu<T>(gate_up[w], y, y + hidden, act, 1, ctx, stream);
+            cuda::linear<T>(down[w], act, h2, 1, ctx, stream);
             std::swap(h, h2);
         }
     };
@@ -363,7 +372,7 @@ int run_stream() {
     return 0;
 }
 
-int run_chain(const std::string& model) {
+int run_chain(const std::string& model, bool shared) {
     // hidden, qkv rows (query + 2 · kv heads of 128), intermediate: mtdesk bench's --synthetic.
     int hidden = 0, qkv_rows = 0, inter = 0;
     if (model == "hy-mt-7b") {
@@ -389,7 +398,8 @@ int run_chain(const std::string& model) {
     cuda::LinearContext ctx = cuda::LinearContext::create(64u << 20);
     for (WeightFormat f : {WeightFormat::BF16, WeightFormat::INT8, WeightFormat::INT4}) {
         std::size_t bytes = 0;
-        const double s = time_chain(hidden, qkv_rows, inter, kLayers, f, ctx, stream, bytes);
+        const double s =
+            time_chain(hidden, qkv_rows, inter, kLayers, f, shared, ctx, stream, bytes);
         std::printf("%-5s %10.3f %10.2f %9.2f %5.0f%%\n", cuda::format_name(f), s * 1e3,
                     s * 1e6 / kLayers, bytes / 1e9, 100.0 * bytes / s / copy_bw);
         std::fflush(stdout);
@@ -398,10 +408,57 @@ int run_chain(const std::string& model) {
     return 0;
 }
 
+// One link of a chain of dependent kernels and nothing else: waits for the kernel before (PDL),
+// then one load of what it wrote and one store, as a GEMV's x and its output.
+__global__ void hop_kernel(const float* __restrict__ x, float* __restrict__ y, int n) {
+    cuda::pdl_wait();
+    cuda::pdl_launch_dependents();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] + 1.0f;
+}
+
+// What a kernel boundary costs in a chain like a decode step's: 256 hop_kernels in one CUDA
+// graph with programmatic dependent launch, for grids of 1 to 528 blocks of 128 threads (a
+// one-row GEMV's grids: 132 SMs × 4 blocks), in µs a kernel.
+int run_boundaries() {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    cuda::set_programmatic_launch(prop.major >= 9);
+    std::printf("device: %s, %d SMs; chains of 256 dependent kernels\n", prop.name,
+                prop.multiProcessorCount);
+    std::printf("%8s %12s %12s\n", "blocks", "us (PDL)", "us (plain)");
+    constexpr int kChain = 256, kThreads = 128, kMaxBlocks = 528;
+    float *a = nullptr, *b = nullptr;
+    check(cudaMalloc(&a, kMaxBlocks * kThreads * sizeof(float)), "cudaMalloc");
+    check(cudaMalloc(&b, kMaxBlocks * kThreads * sizeof(float)), "cudaMalloc");
+    check(cudaMemset(a, 0, kMaxBlocks * kThreads * sizeof(float)), "cudaMemset");
+    cudaStream_t stream;
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    for (int blocks : {1, 16, 132, 264, 528}) {
+        double us[2];
+        for (int pdl = 1; pdl >= 0; --pdl) {
+            cuda::set_programmatic_launch(pdl && prop.major >= 9);
+            const int n = blocks * kThreads;
+            us[1 - pdl] = 1e6 * time_graph(stream, kChain, [&](cudaStream_t s) {
+                              cuda::launch(hop_kernel, dim3(blocks), dim3(kThreads), 0, s, a, b, n);
+                              std::swap(a, b);
+                          });
+        }
+        std::printf("%8d %12.2f %12.2f\n", blocks, us[0], us[1]);
+    }
+    cudaStreamDestroy(stream);
+    cudaFree(a);
+    cudaFree(b);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 3 && std::string(argv[1]) == "--chain") return run_chain(argv[2]);
+    if ((argc == 3 || (argc == 4 && std::string(argv[3]) == "--shared-weights")) &&
+        std::string(argv[1]) == "--chain")
+        return run_chain(argv[2], argc == 4);
+    if (argc == 2 && std::string(argv[1]) == "--boundaries") return run_boundaries();
     if (argc == 2 && std::string(argv[1]) == "--stream") return run_stream();
     std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
     std::vector<int> ms = {1, 2, 4, 8, 12, 16, 24, 32, 64};
@@ -425,9 +482,10 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n"
-                         "       %s --chain hy-mt-7b|hy-mt1.5-1.8b\n"
-                         "       %s --stream\n",
-                         argv[0], argv[0], argv[0]);
+                         "       %s --chain hy-mt-7b|hy-mt1.5-1.8b [--shared-weights]\n"
+                         "       %s --stream\n"
+                         "       %s --boundaries\n",
+                         argv[0], argv[0], argv[0], argv[0]);
             return 2;
         }
     }
