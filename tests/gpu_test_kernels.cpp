@@ -654,14 +654,16 @@ class TestKernels : public QObject {
             // Contexts of one partition take the very same path in both modes; split ones agree
             // to rounding.
             QVERIFY2(same_short_rows(s, split, one_pass), qPrintable(what));
-            // Blocks per kv head (a group's query heads sharing each key and value load) or per
-            // query head: the same bits, split or in one pass.
+            // Blocks per kv head (a group's query heads sharing each key and value load), per
+            // query head, or per query head staged (many steps' loads at once, the softmax
+            // replayed from shared memory): the same bits, split or in one pass.
             auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
                 return a.size() == b.size() &&
                        std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
             };
             for (const auto grouping :
-                 {cuda::AttentionGrouping::PerKvHead, cuda::AttentionGrouping::PerQueryHead}) {
+                 {cuda::AttentionGrouping::PerKvHead, cuda::AttentionGrouping::PerQueryHead,
+                  cuda::AttentionGrouping::Staged}) {
                 run.grouping = grouping;
                 run.split = cuda::AttentionSplit::Auto;
                 QVERIFY2(same(run_attention<T>(s, run), split), qPrintable(what));

@@ -125,15 +125,277 @@ __device__ __forceinline__ void warp_sum_each(float (&s)[N]) {
         s[u] = __shfl_sync(0xffffffffu, v[0], u * (32 / N));
 }
 
+// Raw bits of two adjacent elements of a cache row, and the pair they hold as fp32 (the values
+// load_pair gives): the staged kernel keeps value rows in shared memory in their cache format.
+template <typename C>
+__device__ __forceinline__ uint32_t pair_bits(const C* row, int pair) {
+    if constexpr (sizeof(C) == 2)
+        return reinterpret_cast<const uint32_t*>(row)[pair];
+    else
+        return reinterpret_cast<const uint16_t*>(row)[pair];
+}
+template <typename C>
+__device__ __forceinline__ float2 pair_from_bits(uint32_t bits) {
+    if constexpr (std::is_same_v<C, int8_t>) {
+        return make_float2(static_cast<float>(static_cast<int8_t>(bits & 0xffu)),
+                           static_cast<float>(static_cast<int8_t>((bits >> 8) & 0xffu)));
+    } else if constexpr (std::is_same_v<C, __nv_bfloat16>) {
+        __nv_bfloat16_raw lo, hi;
+        lo.x = static_cast<unsigned short>(bits & 0xffffu);
+        hi.x = static_cast<unsigned short>(bits >> 16);
+        return make_float2(to_f32(__nv_bfloat16(lo)), to_f32(__nv_bfloat16(hi)));
+    } else {
+        __half_raw lo, hi;
+        lo.x = static_cast<unsigned short>(bits & 0xffffu);
+        hi.x = static_cast<unsigned short>(bits >> 16);
+        return make_float2(to_f32(__half(lo)), to_f32(__half(hi)));
+    }
+}
+
+/// What a block of the per-token kernels works on: token t's positions [begin, end) of its
+/// context (partition z of parts), against kv head g, whose cache blocks `table` lists.
+struct BlockWork {
+    int t = 0, begin = 0, end = 0, parts = 1, g = 0;
+    const int32_t* table = nullptr;
+};
+
+/// The block's work, from what is in place before the step's first kernel runs (the step's
+/// metadata); false when the block has nothing to do (a prefill run's token, which the
+/// tensor-core kernel takes, or a partition past its token's context). `h0`: its first query
+/// head.
+__device__ __forceinline__ bool block_work(BlockWork& w, const int32_t* block_tables,
+                                           int max_blocks, const int32_t* token_seq,
+                                           const int32_t* token_pos, int t, int tokens,
+                                           bool skip_runs, int h0, int heads, int kv_heads,
+                                           int partition) {
+    if (skip_runs && in_run(token_seq, token_pos, t, tokens)) return false;
+    const int length = token_pos[t] + 1;
+    w.t = t;
+    w.parts = partitions_of(length, partition, gridDim.z);
+    if (static_cast<int>(blockIdx.z) >= w.parts) return false;
+    w.begin = blockIdx.z * partition;
+    w.end = static_cast<int>(blockIdx.z) == w.parts - 1 ? length : w.begin + partition;
+    w.g = h0 / (heads / kv_heads);
+    w.table = block_tables + static_cast<int64_t>(token_seq[t]) * max_blocks;
+    return true;
+}
+
+/// Asks L2 for the first kPrefetchPositions keys and values of the block's positions (a hint:
+/// the loop still loads them; at decode they would otherwise come from device memory, evicted
+/// by the weights streamed since the last step), in launches of up to kPrefetchMaxTokens
+/// tokens. The current position may not be written yet: fetching its line early is harmless,
+/// L2 is where the write lands. A hint changes no result, so it may depend on the size of the
+/// launch. A position per thread: one block-table load each, then the lines of its key and
+/// value rows (a thread taking lines one after the other waited on a table load per line:
+/// 1.25 µs before pdl_wait() at batch 1, after the kernel before had finished).
+template <typename C>
+__device__ __forceinline__ void prefetch_positions(const BlockWork& w, const C* k_cache,
+                                                   const C* v_cache, int kv_heads, int d,
+                                                   int block_size) {
+    if (gridDim.x > kPrefetchMaxTokens) return;
+    const int row_bytes = d * static_cast<int>(sizeof(C));
+    const int lines = (row_bytes + 127) / 128 + 1;  // rows need not start on a line
+    const int count = min(w.end - w.begin, kPrefetchPositions);
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        const int j = w.begin + i;
+        const int64_t slot =
+            static_cast<int64_t>(w.table[j / block_size]) * block_size + j % block_size;
+        const int64_t at = (slot * kv_heads + w.g) * d;
+        for (int rest = 0; rest < 2 * lines; ++rest) {
+            const C* base = (rest < lines ? k_cache : v_cache) + at;
+            const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(base);
+            const std::uintptr_t line = (first & ~std::uintptr_t(127)) + (rest % lines) * 128;
+            if (line < first + row_bytes) prefetch_l2(reinterpret_cast<const void*>(line));
+        }
+    }
+}
+
+/// The cache rows (head-vector index slot * kv_heads + g) of the K positions j0 .. j0 + K - 1;
+/// positions at or past `end` repeat the last one (a valid row) and are masked by
+/// step_scores().
+template <int K>
+__device__ __forceinline__ void step_rows(int64_t (&row)[K], const BlockWork& w, int j0,
+                                          int block_size, int kv_heads) {
+    if (block_size >= K) {
+        // One division for the step instead of one per position (a signed division is some
+        // twenty instructions ahead of the loads): its positions lie in cache block b0 and,
+        // past that block's end, b0 + 1.
+        const unsigned b0 = static_cast<unsigned>(j0) / static_cast<unsigned>(block_size);
+        const int r0 = j0 - static_cast<int>(b0) * block_size;
+        const int last = min(K - 1, w.end - 1 - j0);  // later ones repeat it
+        const int64_t base0 = static_cast<int64_t>(w.table[b0]) * block_size;
+        const int64_t base1 =
+            r0 + last >= block_size ? static_cast<int64_t>(w.table[b0 + 1]) * block_size : base0;
+#pragma unroll
+        for (int u = 0; u < K; ++u) {
+            const int r = r0 + min(u, last);
+            const int64_t slot = r < block_size ? base0 + r : base1 + (r - block_size);
+            row[u] = slot * kv_heads + w.g;
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < K; ++u) {
+            const int j = min(j0 + u, w.end - 1);
+            const int64_t slot =
+                static_cast<int64_t>(w.table[j / block_size]) * block_size + j % block_size;
+            row[u] = slot * kv_heads + w.g;
+        }
+    }
+}
+
+/// One query head's scores against a step's keys (qv: the head's pairs, pre-scaled): dot
+/// products summed over the warp (every lane gets every sum), an int8 cache's key scales
+/// applied (dot(q, s k8) = s dot(q, k8)), positions at or past `end` -inf.
+template <bool kInt8, int kPairs, int K>
+__device__ __forceinline__ void step_scores(float (&s)[K], const float2 (&qv)[kPairs],
+                                            const float2 (&kk)[K][kPairs], const int64_t (&row)[K],
+                                            const float* k_scale, int j0, int end) {
+#pragma unroll
+    for (int u = 0; u < K; ++u) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int e = 0; e < kPairs; ++e)
+            dot += qv[e].x * kk[u][e].x + qv[e].y * kk[u][e].y;
+        s[u] = dot;
+    }
+    warp_sum_each(s);
+#pragma unroll
+    for (int u = 0; u < K; ++u) {
+        if constexpr (kInt8) s[u] *= k_scale[row[u]];
+        if (j0 + u >= end) s[u] = -INFINITY;
+    }
+}
+
+/// One step of a stream's online softmax (Milakov & Gimelshein 2018): its maximum m, sum l and
+/// unnormalised output acc (this lane's pairs) brought up to date with the step's scores and
+/// value rows (vs: an int8 cache's value scales; unused otherwise).
+template <bool kInt8, int kPairs, int K>
+__device__ __forceinline__ void softmax_step(float& m, float& l, float2 (&acc)[kPairs],
+                                             const float (&s)[K], const float2 (&vv)[K][kPairs],
+                                             const float (&vs)[K]) {
+    float m_new = m;
+#pragma unroll
+    for (int u = 0; u < K; ++u)
+        m_new = fmaxf(m_new, s[u]);
+    const float correction = __expf(m - m_new);  // 0 on the first step (m = -inf)
+    l *= correction;
+#pragma unroll
+    for (int e = 0; e < kPairs; ++e) {
+        acc[e].x *= correction;
+        acc[e].y *= correction;
+    }
+#pragma unroll
+    for (int u = 0; u < K; ++u) {
+        const float p = __expf(s[u] - m_new);  // 0 for positions past the end
+        l += p;
+        float pv = p;
+        if constexpr (kInt8) pv *= vs[u];
+#pragma unroll
+        for (int e = 0; e < kPairs; ++e) {
+            acc[e].x += pv * vv[u][e].x;
+            acc[e].y += pv * vv[u][e].y;
+        }
+    }
+    m = m_new;
+}
+
+/// The end of a block: its kWarps streams' partial softmaxes combined per head in stream order
+/// (a stream without positions has m = -inf, l = 0), then the output row rounded to T when the
+/// context has one partition, or the partition's maximum, sum and unnormalised output in
+/// `partials`. The warps 0 .. kWarps - 1 hold the streams (`stream`: this warp's, or -1); every
+/// thread of the block calls it.
+template <typename T, int kPairs, int kGroup>
+__device__ __forceinline__ void finish_block(const float (&m)[kGroup], const float (&l)[kGroup],
+                                             const float2 (&acc)[kGroup][kPairs], int stream,
+                                             const BlockWork& w, int tc, int h0, int heads, int d,
+                                             T* out, const Partials& partials) {
+    const int lane = threadIdx.x & 31;
+    __shared__ float s_m[kGroup][kWarps], s_l[kGroup][kWarps];
+    __shared__ float s_acc[kGroup][kWarps][kMaxHeadDim];
+    if (stream >= 0) {
+#pragma unroll
+        for (int hh = 0; hh < kGroup; ++hh) {
+            if (lane == 0) {
+                s_m[hh][stream] = m[hh];
+                s_l[hh][stream] = l[hh];
+            }
+#pragma unroll
+            for (int e = 0; e < kPairs; ++e) {
+                const int i = 2 * (lane + 32 * e);
+                if (i < d) {
+                    s_acc[hh][stream][i] = acc[hh][e].x;
+                    s_acc[hh][stream][i + 1] = acc[hh][e].y;
+                }
+            }
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int hh = 0; hh < kGroup; ++hh) {
+        const int h = h0 + hh;
+        float m_all = -INFINITY;
+#pragma unroll
+        for (int s = 0; s < kWarps; ++s)
+            m_all = fmaxf(m_all, s_m[hh][s]);
+        float weight[kWarps], l_all = 0.0f;
+#pragma unroll
+        for (int s = 0; s < kWarps; ++s) {
+            weight[s] = s_m[hh][s] > -INFINITY ? __expf(s_m[hh][s] - m_all) : 0.0f;
+            l_all += s_l[hh][s] * weight[s];
+        }
+        if (w.parts == 1) {
+            T* orow = out + (static_cast<int64_t>(w.t) * heads + h) * d;
+            for (int i = threadIdx.x; i < d; i += blockDim.x) {
+                float o = 0.0f;
+#pragma unroll
+                for (int s = 0; s < kWarps; ++s)
+                    o += s_acc[hh][s][i] * weight[s];
+                orow[i] = from_f32<T>(o / l_all);
+            }
+            continue;
+        }
+        const int64_t at =
+            (static_cast<int64_t>(tc) * heads + h) * partials.max_partitions + blockIdx.z;
+        float* po = partials.out + at * d;
+        for (int i = threadIdx.x; i < d; i += blockDim.x) {
+            float o = 0.0f;
+#pragma unroll
+            for (int s = 0; s < kWarps; ++s)
+                o += s_acc[hh][s][i] * weight[s];
+            po[i] = o;
+        }
+        if (threadIdx.x == 0) {
+            partials.max[at] = m_all;
+            partials.sum[at] = l_all;
+        }
+    }
+}
+
+/// This lane's pairs of query head h of token t, times the softmax scale (q may sit at any
+/// 2-byte offset, a row of the fused qkv buffer: scalar loads).
+template <typename T, int kPairs>
+__device__ __forceinline__ void load_query(float2 (&qv)[kPairs], const T* q, int64_t q_stride,
+                                           int t, int h, int d, float scale) {
+    const int lane = threadIdx.x & 31;
+    const T* qrow = q + t * q_stride + static_cast<int64_t>(h) * d;
+#pragma unroll
+    for (int e = 0; e < kPairs; ++e) {
+        const int i = 2 * (lane + 32 * e);
+        qv[e] = i < d ? make_float2(to_f32(qrow[i]) * scale, to_f32(qrow[i + 1]) * scale)
+                      : make_float2(0.0f, 0.0f);
+    }
+}
+
 // grid (tokens of this launch, heads / kGroup, partitions), kWarps warps. Block (tc, y, z)
 // attends token token0 + tc for the kGroup query heads h = y·kGroup .. y·kGroup + kGroup - 1
 // (kGroup = 1: one head; kGroup = heads / kv_heads: a whole group of grouped-query heads, which
 // then share each load of their kv head's keys and values), over positions [z * partition, ...)
-// of its context. Warp w takes positions begin + Kw .. begin + Kw + K - 1 (K = kKeysPerStep),
-// then 4K further on, and so on; lane l holds the element pairs (2l, 2l + 1), (2l + 64,
-// 2l + 65), ... of each query and of its running output. A head's arithmetic is the same
-// whatever kGroup is (the same positions per warp, the same sums in the same order), so
-// results do not depend on it.
+// of its context. Warp w is stream w: it takes positions begin + Kw .. begin + Kw + K - 1
+// (K = kKeysPerStep), then 4K further on, and so on, each step a softmax_step(); lane l holds
+// the element pairs (2l, 2l + 1), (2l + 64, 2l + 65), ... of each query and of its running
+// output. A head's arithmetic is the same whatever kGroup is (the same positions per stream,
+// the same sums in the same order), and the same in attention_staged_kernel, so results do not
+// depend on the form.
 // A context with one partition is finished here (normalised, rounded to T); otherwise the
 // partition's maximum, sum and unnormalised output go to `partials` for the combine kernel.
 // C is the cache's element type: T, or int8_t with per-(slot, kv head) fp32 scales.
@@ -153,102 +415,40 @@ __global__ void __launch_bounds__(kThreads, kGroup == 4 && sizeof(C) == 2 ? 4 : 
                                int d, int block_size, float scale, int partition,
                                Partials partials) {
     constexpr bool kInt8 = std::is_same_v<C, int8_t>;
-    const int tc = blockIdx.x, t = token0 + tc, h0 = blockIdx.y * kGroup, z = blockIdx.z;
+    constexpr int K = kKeysPerStep<kPairs>;
+    const int tc = blockIdx.x, h0 = blockIdx.y * kGroup;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     // Up to pdl_wait() this block reads only what is in place before the step's first kernel
     // runs (the step's metadata, the keys and values of earlier steps), while the kernels before
     // it finish. A block that leaves here has read nothing else and written nothing.
-    if (skip_runs && in_run(token_seq, token_pos, t, tokens)) return;
-    const int length = token_pos[t] + 1;
-    const int parts = partitions_of(length, partition, gridDim.z);
-    if (z >= parts) return;  // the whole block leaves together: no barrier is skipped
-    const int begin = z * partition;
-    const int end = z == parts - 1 ? length : begin + partition;
-    const int g = h0 / (heads / kv_heads);
-    const int32_t* table = block_tables + static_cast<int64_t>(token_seq[t]) * max_blocks;
+    BlockWork w;
+    if (!block_work(w, block_tables, max_blocks, token_seq, token_pos, token0 + tc, tokens,
+                    skip_runs, h0, heads, kv_heads, partition))
+        return;  // the whole block leaves together: no barrier is skipped
     const C* k_cache = static_cast<const C*>(cache.k);
     const C* v_cache = static_cast<const C*>(cache.v);
-    if (gridDim.x <= kPrefetchMaxTokens) {
-        // Bring the first kPrefetchPositions keys and values into L2 (a hint: the loop below
-        // still loads them; at decode they would otherwise come from device memory, evicted by
-        // the weights streamed since the last step). The current position may not be written
-        // yet: fetching its line early is harmless, L2 is where the write lands. A hint changes
-        // no result, so it may depend on the size of the launch.
-        // A position per thread: one block-table load each, then the lines of its key and
-        // value rows (a thread taking lines one after the other waited on a table load per
-        // line: 1.25 µs before pdl_wait() at batch 1, after the kernel before had finished).
-        const int row_bytes = d * static_cast<int>(sizeof(C));
-        const int lines = (row_bytes + 127) / 128 + 1;  // rows need not start on a line
-        const int count = min(end - begin, kPrefetchPositions);
-        for (int i = threadIdx.x; i < count; i += kThreads) {
-            const int j = begin + i;
-            const int64_t slot =
-                static_cast<int64_t>(table[j / block_size]) * block_size + j % block_size;
-            const int64_t at = (slot * kv_heads + g) * d;
-            for (int rest = 0; rest < 2 * lines; ++rest) {
-                const C* base = (rest < lines ? k_cache : v_cache) + at;
-                const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(base);
-                const std::uintptr_t line = (first & ~std::uintptr_t(127)) + (rest % lines) * 128;
-                if (line < first + row_bytes) prefetch_l2(reinterpret_cast<const void*>(line));
-            }
-        }
-    }
+    prefetch_positions(w, k_cache, v_cache, kv_heads, d, block_size);
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
 
     float2 qv[kGroup][kPairs], acc[kGroup][kPairs];
-#pragma unroll
-    for (int hh = 0; hh < kGroup; ++hh) {
-        const T* qrow = q + t * q_stride + static_cast<int64_t>(h0 + hh) * d;
-#pragma unroll
-        for (int e = 0; e < kPairs; ++e) {
-            const int i = 2 * (lane + 32 * e);
-            // q may sit at any 2-byte offset (a row of the fused qkv buffer): scalar loads.
-            qv[hh][e] = i < d ? make_float2(to_f32(qrow[i]) * scale, to_f32(qrow[i + 1]) * scale)
-                              : make_float2(0.0f, 0.0f);
-            acc[hh][e] = make_float2(0.0f, 0.0f);
-        }
-    }
-
     float m[kGroup], l[kGroup];
 #pragma unroll
     for (int hh = 0; hh < kGroup; ++hh) {
+        load_query<T, kPairs>(qv[hh], q, q_stride, w.t, h0 + hh, d, scale);
+#pragma unroll
+        for (int e = 0; e < kPairs; ++e)
+            acc[hh][e] = make_float2(0.0f, 0.0f);
         m[hh] = -INFINITY;
         l[hh] = 0.0f;
     }
-    for (int j0 = begin + warp * kKeysPerStep<kPairs>; j0 < end;
-         j0 += kWarps * kKeysPerStep<kPairs>) {
-        // Head-vector index (slot * kv_heads + g) of each position; positions past the end
-        // repeat the last one (a valid row) and get weight 0 below.
-        int64_t row[kKeysPerStep<kPairs>];
-        if (block_size >= kKeysPerStep<kPairs>) {
-            // One division for the step instead of one per position (a signed division is
-            // some twenty instructions ahead of the loads): its positions lie in cache block
-            // b0 and, past that block's end, b0 + 1.
-            const unsigned b0 = static_cast<unsigned>(j0) / static_cast<unsigned>(block_size);
-            const int r0 = j0 - static_cast<int>(b0) * block_size;
-            const int last = min(kKeysPerStep<kPairs> - 1, end - 1 - j0);  // later ones repeat it
-            const int64_t base0 = static_cast<int64_t>(table[b0]) * block_size;
-            const int64_t base1 =
-                r0 + last >= block_size ? static_cast<int64_t>(table[b0 + 1]) * block_size : base0;
+    for (int j0 = w.begin + warp * K; j0 < w.end; j0 += kWarps * K) {
+        int64_t row[K];
+        step_rows<K>(row, w, j0, block_size, kv_heads);
+        float2 kk[K][kPairs], vv[K][kPairs];
+        float vs[K];
 #pragma unroll
-            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-                const int r = r0 + min(u, last);
-                const int64_t slot = r < block_size ? base0 + r : base1 + (r - block_size);
-                row[u] = slot * kv_heads + g;
-            }
-        } else {
-#pragma unroll
-            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-                const int j = min(j0 + u, end - 1);
-                const int64_t slot =
-                    static_cast<int64_t>(table[j / block_size]) * block_size + j % block_size;
-                row[u] = slot * kv_heads + g;
-            }
-        }
-        float2 kk[kKeysPerStep<kPairs>][kPairs], vv[kKeysPerStep<kPairs>][kPairs];
-#pragma unroll
-        for (int u = 0; u < kKeysPerStep<kPairs>; ++u)
+        for (int u = 0; u < K; ++u) {
 #pragma unroll
             for (int e = 0; e < kPairs; ++e) {
                 const int p = lane + 32 * e;
@@ -256,107 +456,120 @@ __global__ void __launch_bounds__(kThreads, kGroup == 4 && sizeof(C) == 2 ? 4 : 
                 kk[u][e] = in ? load_pair(k_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
                 vv[u][e] = in ? load_pair(v_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
             }
-            // One head after the other, each over the same loaded keys and values.
+            vs[u] = kInt8 ? cache.v_scale[row[u]] : 1.0f;
+        }
+        // One head after the other, each over the same loaded keys and values.
 #pragma unroll
         for (int hh = 0; hh < kGroup; ++hh) {
-            float s[kKeysPerStep<kPairs>];
+            float s[K];
+            step_scores<kInt8>(s, qv[hh], kk, row, cache.k_scale, j0, w.end);
+            softmax_step<kInt8>(m[hh], l[hh], acc[hh], s, vv, vs);
+        }
+    }
+    finish_block<T, kPairs, kGroup>(m, l, acc, warp, w, tc, h0, heads, d, out, partials);
+}
+
+constexpr int kStagedWarps = 16;
+constexpr int kStagedThreads = 32 * kStagedWarps;
+// Steps whose scores and value rows the staged kernel holds at once (128 positions at 8 a
+// step): 32 KiB of shared memory for head_dim 128.
+constexpr int kStagedSteps = 16;
+
+// The per-query-head kernel's arithmetic with the loads of many steps in flight at once, for
+// launches of few blocks (decode at batch 1), where attention_partition_kernel's streams
+// are chains of memory round trips (a ~100-position context: four steps a warp, each waiting
+// on its keys and values). grid (tokens, heads, partitions), kStagedWarps warps, head_dim up to
+// 128. For each kStagedSteps steps of the block's positions, every warp takes steps
+// (warp, warp + kStagedWarps, ...): loads their keys and values as the partition kernel does,
+// computes the scores with the same step_scores(), and leaves scores and value rows (in the
+// cache's format) in shared memory; then warps 0 .. kWarps - 1, stream by stream, run each
+// stream's softmax_step()s in the partition kernel's order from there. The same operations on
+// the same values in the same order: the same bits as attention_partition_kernel.
+template <typename T, typename C, int kPairs>
+__global__ void __launch_bounds__(kStagedThreads)
+    attention_staged_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
+                            const int32_t* __restrict__ block_tables, int max_blocks,
+                            const int32_t* __restrict__ token_seq,
+                            const int32_t* __restrict__ token_pos, T* __restrict__ out, int token0,
+                            int tokens, bool skip_runs, int heads, int kv_heads, int d,
+                            int block_size, float scale, int partition, Partials partials) {
+    static_assert(kPairs <= 2, "head_dim up to 128");
+    static_assert(kStagedSteps % kWarps == 0, "a chunk starts every stream at its own step");
+    constexpr bool kInt8 = std::is_same_v<C, int8_t>;
+    constexpr int K = kKeysPerStep<kPairs>;
+    const int tc = blockIdx.x, h = blockIdx.y;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    BlockWork w;  // as in attention_partition_kernel, up to pdl_wait()
+    if (!block_work(w, block_tables, max_blocks, token_seq, token_pos, token0 + tc, tokens,
+                    skip_runs, h, heads, kv_heads, partition))
+        return;
+    const C* k_cache = static_cast<const C*>(cache.k);
+    const C* v_cache = static_cast<const C*>(cache.v);
+    prefetch_positions(w, k_cache, v_cache, kv_heads, d, block_size);
+    pdl_wait();  // see launch_cuda.cuh
+    pdl_launch_dependents();
+
+    __shared__ float s_score[kStagedSteps][K];
+    __shared__ float s_vscale[kStagedSteps][K];                // int8 cache
+    __shared__ uint32_t s_value[kStagedSteps][K][kPairs][32];  // lane-major: no bank conflicts
+    float2 qv[kPairs];
+    load_query<T, kPairs>(qv, q, q_stride, w.t, h, d, scale);
+    float m[1] = {-INFINITY}, l[1] = {0.0f};
+    float2 acc[1][kPairs];
 #pragma unroll
-            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-                float dot = 0.0f;
+    for (int e = 0; e < kPairs; ++e)
+        acc[0][e] = make_float2(0.0f, 0.0f);
+    const int steps = (w.end - w.begin + K - 1) / K;
+    for (int c0 = 0; c0 < steps; c0 += kStagedSteps) {
+        const int n = min(kStagedSteps, steps - c0);
+        for (int i = warp; i < n; i += kStagedWarps) {
+            const int j0 = w.begin + (c0 + i) * K;
+            int64_t row[K];
+            step_rows<K>(row, w, j0, block_size, kv_heads);
+            float2 kk[K][kPairs];
 #pragma unroll
-                for (int e = 0; e < kPairs; ++e)
-                    dot += qv[hh][e].x * kk[u][e].x + qv[hh][e].y * kk[u][e].y;
-                s[u] = dot;
-            }
-            warp_sum_each(s);
-            float m_new = m[hh];
-#pragma unroll
-            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-                if constexpr (kInt8) s[u] *= cache.k_scale[row[u]];  // dot(q, s k8) = s dot(q, k8)
-                if (j0 + u >= end) s[u] = -INFINITY;
-                m_new = fmaxf(m_new, s[u]);
-            }
-            const float correction = __expf(m[hh] - m_new);  // 0 on the first step (m = -inf)
-            l[hh] *= correction;
-#pragma unroll
-            for (int e = 0; e < kPairs; ++e) {
-                acc[hh][e].x *= correction;
-                acc[hh][e].y *= correction;
-            }
-#pragma unroll
-            for (int u = 0; u < kKeysPerStep<kPairs>; ++u) {
-                const float p = __expf(s[u] - m_new);  // 0 for positions past the end
-                l[hh] += p;
-                float pv = p;
-                if constexpr (kInt8) pv *= cache.v_scale[row[u]];
+            for (int u = 0; u < K; ++u)
 #pragma unroll
                 for (int e = 0; e < kPairs; ++e) {
-                    acc[hh][e].x += pv * vv[u][e].x;
-                    acc[hh][e].y += pv * vv[u][e].y;
+                    const int p = lane + 32 * e;
+                    const bool in = 2 * p < d;
+                    kk[u][e] = in ? load_pair(k_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
+                    s_value[i][u][e][lane] = in ? pair_bits(v_cache + row[u] * d, p) : 0u;
+                }
+            float s[K];
+            step_scores<kInt8>(s, qv, kk, row, cache.k_scale, j0, w.end);
+            if (lane == 0) {
+#pragma unroll
+                for (int u = 0; u < K; ++u) {
+                    s_score[i][u] = s[u];
+                    if constexpr (kInt8) s_vscale[i][u] = cache.v_scale[row[u]];
                 }
             }
-            m[hh] = m_new;
         }
-    }
-
-    // Combine the warps' partial softmaxes per head (a warp without positions has m = -inf,
-    // l = 0).
-    __shared__ float s_m[kGroup][kWarps], s_l[kGroup][kWarps];
-    __shared__ float s_acc[kGroup][kWarps][kMaxHeadDim];
+        __syncthreads();
+        // Step c0 + i belongs to stream (c0 + i) % kWarps = i % kWarps (c0: a multiple of
+        // kWarps), whose steps come in increasing order, as in the partition kernel's loop.
+        if (warp < kWarps) {
+            for (int i = warp; i < n; i += kWarps) {
+                float s[K], vs[K];
+                float2 vv[K][kPairs];
 #pragma unroll
-    for (int hh = 0; hh < kGroup; ++hh) {
-        if (lane == 0) {
-            s_m[hh][warp] = m[hh];
-            s_l[hh][warp] = l[hh];
-        }
+                for (int u = 0; u < K; ++u) {
+                    s[u] = s_score[i][u];
+                    vs[u] = kInt8 ? s_vscale[i][u] : 1.0f;
 #pragma unroll
-        for (int e = 0; e < kPairs; ++e) {
-            const int i = 2 * (lane + 32 * e);
-            if (i < d) {
-                s_acc[hh][warp][i] = acc[hh][e].x;
-                s_acc[hh][warp][i + 1] = acc[hh][e].y;
+                    for (int e = 0; e < kPairs; ++e)
+                        vv[u][e] = 2 * (lane + 32 * e) < d
+                                       ? pair_from_bits<C>(s_value[i][u][e][lane])
+                                       : make_float2(0.0f, 0.0f);
+                }
+                softmax_step<kInt8>(m[0], l[0], acc[0], s, vv, vs);
             }
         }
+        __syncthreads();  // the next chunk's scores and values go where these were
     }
-    __syncthreads();
-#pragma unroll
-    for (int hh = 0; hh < kGroup; ++hh) {
-        const int h = h0 + hh;
-        float m_all = -INFINITY;
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w)
-            m_all = fmaxf(m_all, s_m[hh][w]);
-        float weight[kWarps], l_all = 0.0f;
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w) {
-            weight[w] = s_m[hh][w] > -INFINITY ? __expf(s_m[hh][w] - m_all) : 0.0f;
-            l_all += s_l[hh][w] * weight[w];
-        }
-        if (parts == 1) {
-            T* orow = out + (static_cast<int64_t>(t) * heads + h) * d;
-            for (int i = threadIdx.x; i < d; i += kThreads) {
-                float o = 0.0f;
-#pragma unroll
-                for (int w = 0; w < kWarps; ++w)
-                    o += s_acc[hh][w][i] * weight[w];
-                orow[i] = from_f32<T>(o / l_all);
-            }
-            continue;
-        }
-        const int64_t at = (static_cast<int64_t>(tc) * heads + h) * partials.max_partitions + z;
-        float* po = partials.out + at * d;
-        for (int i = threadIdx.x; i < d; i += kThreads) {
-            float o = 0.0f;
-#pragma unroll
-            for (int w = 0; w < kWarps; ++w)
-                o += s_acc[hh][w][i] * weight[w];
-            po[i] = o;
-        }
-        if (threadIdx.x == 0) {
-            partials.max[at] = m_all;
-            partials.sum[at] = l_all;
-        }
-    }
+    finish_block<T, kPairs, 1>(m, l, acc, warp < kWarps ? warp : -1, w, tc, h, heads, d, out,
+                               partials);
 }
 
 __device__ float block_max(float v) {
@@ -417,10 +630,20 @@ void launch_partitions(dim3 grid, cudaStream_t stream, int pairs, int group, con
                        int64_t q_stride, const KvCacheLayer& cache, const int32_t* block_tables,
                        int max_blocks, const int32_t* token_seq, const int32_t* token_pos, T* out,
                        int token0, int tokens, bool skip_runs, int heads, int kv_heads, int d,
-                       int block_size, float scale, int partition, const Partials& partials) {
+                       int block_size, float scale, int partition, const Partials& partials,
+                       bool staged) {
     // Element pairs per lane as a compile-time count: registers and unrolled loops sized for
     // the head_dim (40 and 64: 1; 128: 2; up to 256: 4). `group`: query heads per block, 1 or
-    // (grid.y = kv heads) 2 or 4 with head_dim <= 128 (kernels_per_kv_head()).
+    // (grid.y = kv heads) 2 or 4 with head_dim <= 128 (kernels_per_kv_head()). `staged`:
+    // attention_staged_kernel (group 1, head_dim <= 128).
+    if (staged) {
+        launch(pairs == 1 ? attention_staged_kernel<T, C, 1> : attention_staged_kernel<T, C, 2>,
+               grid, dim3(kStagedThreads), 0, stream, q, q_stride, cache, block_tables, max_blocks,
+               token_seq, token_pos, out, token0, tokens, skip_runs, heads, kv_heads, d, block_size,
+               scale, partition, partials);
+        MTDESK_CUDA_CHECK_LAUNCH();
+        return;
+    }
     auto kernel = group == 4   ? (pairs == 1 ? attention_partition_kernel<T, C, 1, 4>
                                              : attention_partition_kernel<T, C, 2, 4>)
                   : group == 2 ? (pairs == 1 ? attention_partition_kernel<T, C, 1, 2>
@@ -833,18 +1056,27 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                      (grouping == AttentionGrouping::Auto &&
                       static_cast<long>(piece) * kv_heads * launched >= current_sm_count()));
     const int block_heads = per_kv_head ? group : 1;
+    // A block per query head staged (16 warps, the loads of many steps in flight) where such a
+    // launch takes at most a quarter of the multiprocessors (batch 1, the 1.8B's batch 2): the
+    // kernels launched early beside it keep the rest. On more it was slower (H200, step ms:
+    // 7B int4 batch 2 2.547 -> 2.624, batch 4 2.646 -> 2.663; 1.8B batch 8 1.250 -> 1.263;
+    // the 1.8B's batch 4, 64 blocks, 1.173 -> 1.148).
+    const bool staged = !per_kv_head && pairs <= 2 &&
+                        (grouping == AttentionGrouping::Staged ||
+                         (grouping == AttentionGrouping::Auto &&
+                          4L * piece * heads * launched <= current_sm_count()));
     auto run = [&](dim3 grid, int token0, const Partials& partials) {
         grid.y = heads / block_heads;
         if (int8)
             launch_partitions<T, int8_t>(grid, stream, pairs, block_heads, q, q_stride, cache,
                                          block_tables, max_blocks_per_seq, token_seq, token_pos,
                                          out, token0, tokens, tensor_cores, heads, kv_heads,
-                                         head_dim, block_size, scale, partition, partials);
+                                         head_dim, block_size, scale, partition, partials, staged);
         else
             launch_partitions<T, T>(grid, stream, pairs, block_heads, q, q_stride, cache,
                                     block_tables, max_blocks_per_seq, token_seq, token_pos, out,
                                     token0, tokens, tensor_cores, heads, kv_heads, head_dim,
-                                    block_size, scale, partition, partials);
+                                    block_size, scale, partition, partials, staged);
     };
     if (launched == 1) {
         run(dim3(tokens, heads, 1), 0, Partials{});

@@ -146,10 +146,17 @@ enum class AttentionPrefill {
 /// are the same bits either way: a head's positions, sums and their order do not change.
 enum class AttentionGrouping {
     /// PerKvHead where the launch still has a block per multiprocessor or more that way
-    /// (tokens × kv_heads × partitions >= multiprocessors: larger batches), else PerQueryHead.
+    /// (tokens × kv_heads × partitions >= multiprocessors: larger batches), else Staged where
+    /// that launch takes at most a quarter of them (tokens × heads × partitions <=
+    /// multiprocessors / 4: decode at batch 1), else PerQueryHead.
     Auto,
     /// One block per query head (each block loads its kv head's keys and values).
     PerQueryHead,
+    /// One block of 16 warps per query head whose warps load the keys and values of up to 16
+    /// steps at once and leave scores and values in shared memory, from where 4 warps run the
+    /// online softmax as PerQueryHead's 4 warps do: for head_dim <= 128; others run per query
+    /// head.
+    Staged,
     /// One block per kv head for its whole group of query heads, so that each key and value
     /// row is loaded once for the group (as FlashDecoding++ and vLLM's GQA kernels pack
     /// heads): for groups of 2 or 4 with head_dim <= 128; others run per query head.
