@@ -180,7 +180,7 @@ __device__ __forceinline__ bool block_work(BlockWork& w, const int32_t* block_ta
     return true;
 }
 
-/// Asks L2 for the first kPrefetchPositions keys and values of the block's positions (a hint:
+/// Asks L2 for the keys and values of the block's first `positions` positions (a hint:
 /// the loop still loads them; at decode they would otherwise come from device memory, evicted
 /// by the weights streamed since the last step), in launches of up to kPrefetchMaxTokens
 /// tokens. The current position may not be written yet: fetching its line early is harmless,
@@ -191,11 +191,12 @@ __device__ __forceinline__ bool block_work(BlockWork& w, const int32_t* block_ta
 template <typename C>
 __device__ __forceinline__ void prefetch_positions(const BlockWork& w, const C* k_cache,
                                                    const C* v_cache, int kv_heads, int d,
-                                                   int block_size) {
+                                                   int block_size,
+                                                   int positions = kPrefetchPositions) {
     if (gridDim.x > kPrefetchMaxTokens) return;
     const int row_bytes = d * static_cast<int>(sizeof(C));
     const int lines = (row_bytes + 127) / 128 + 1;  // rows need not start on a line
-    const int count = min(w.end - w.begin, kPrefetchPositions);
+    const int count = min(w.end - w.begin, positions);
     for (int i = threadIdx.x; i < count; i += blockDim.x) {
         const int j = w.begin + i;
         const int64_t slot =
@@ -505,7 +506,9 @@ __global__ void __launch_bounds__(kStagedThreads)
         return;
     const C* k_cache = static_cast<const C*>(cache.k);
     const C* v_cache = static_cast<const C*>(cache.v);
-    prefetch_positions(w, k_cache, v_cache, kv_heads, d, block_size);
+    // Two chunks' positions (256): a context past the first chunk then finds its second in L2
+    // too (1.8B int4 batch 1 0.868-0.870 -> 0.863-0.866 ms a step, 7B 1.770 -> 1.763-1.766).
+    prefetch_positions(w, k_cache, v_cache, kv_heads, d, block_size, 2 * kStagedSteps * K);
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
 
