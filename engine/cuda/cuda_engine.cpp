@@ -61,6 +61,11 @@ struct Sequence {
     std::size_t streamed = 0;  ///< bytes of raw already passed to on_text
     bool done = false;
     int generated() const { return static_cast<int>(tokens.size()) - prompt_len; }
+    /// Whether `n` tokens (prompt included) reach its limits: max_new generated, or the
+    /// model's `max_pos` positions.
+    bool at_limit(std::size_t n, int max_pos) const {
+        return static_cast<int>(n) - prompt_len >= max_new || static_cast<int>(n) >= max_pos;
+    }
 };
 
 struct Job {
@@ -431,9 +436,7 @@ class CudaEngine final : public TranslationEngine {
     /// token is read, whatever it is, so no step is planned for it.
     bool certain_to_finish(const Sequence& s) const {
         const bool pending = !s.tokens.empty() && s.tokens.back() < 0;
-        return pending &&
-               (s.generated() >= s.max_new ||
-                static_cast<int>(s.tokens.size()) >= model_->config().max_position_embeddings);
+        return pending && s.at_limit(s.tokens.size(), model_->config().max_position_embeddings);
     }
 
     /// Plans a step and queues it on the GPU: running sequences first (a sequence whose token
@@ -575,8 +578,7 @@ class CudaEngine final : public TranslationEngine {
                 s.tokens[row.at] = id;
                 s.raw += s.decoder->push(id);
             }
-            if (stop || static_cast<int>(kept) - s.prompt_len >= s.max_new ||
-                static_cast<int>(kept) >= max_pos) {
+            if (stop || s.at_limit(kept, max_pos)) {
                 s.tokens.resize(kept);
                 s.raw += s.decoder->finish();
                 s.done = true;
