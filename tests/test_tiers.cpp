@@ -92,8 +92,9 @@ class TestTiers : public QObject {
         // 7B: 2 × 32 layers × 8 KV heads × 128 × 8192 tokens × 2 bytes = exactly 1 GiB.
         QCOMPARE(kv_cache_bytes(hunyuan_mt_7b(), 8192), std::size_t(1) << 30);
         QCOMPARE(kv_cache_bytes(hunyuan_mt_7b(), 8192, 1), std::size_t(1) << 29);
-        const MemoryEstimate e = estimate_memory(hunyuan_mt_7b(), Tier::INT4, 8192, 8);
+        const MemoryEstimate e = estimate_memory(hunyuan_mt_7b(), Tier::INT4, 8192, 1);
         QCOMPARE(e.kv_cache, std::size_t(1) << 30);
+        qInfo("7B int4, 8k-token KV, one sequence: %zu MiB", e.total() >> 20);
         QCOMPARE(e.total(), e.weights + e.kv_cache + e.workspace);
         QVERIFY(e.workspace > 0);
         // Target: INT4 7B with an 8k KV budget in ≤ 6 GiB.
@@ -139,6 +140,50 @@ class TestTiers : public QObject {
         // A KV budget beyond the model's 32768 positions: partitions for 32768 only.
         QCOMPARE(estimate_memory(c, Tier::INT4, 65536, 64).workspace - small.workspace,
                  split_kv_workspace_bytes(c, 32768, 64));
+    }
+
+    // A step's activations grow with the step's token budget: per token the residual, the
+    // normed input, a scratch row, qkv, the attention output, gate+up and SwiGLU's output, in
+    // 16 bits, and five ints of metadata.
+    void stepTokens() {
+        const ModelConfig c = hunyuan_mt_7b();
+        const MemoryEstimate e1 = estimate_memory(c, Tier::INT4, 8192, 8, KvCacheDtype::Auto, 1024);
+        const MemoryEstimate e2 = estimate_memory(c, Tier::INT4, 8192, 8, KvCacheDtype::Auto, 2048);
+        QCOMPARE(estimate_memory(c, Tier::INT4, 8192, 8).total(), e1.total());
+        const std::size_t per_token = (4096 * 3 + (4096 + 2 * 1024) + 4096 + 3 * 14336) * 2 + 5 * 4;
+        QCOMPARE(e2.workspace - e1.workspace, 1024 * per_token);
+        QCOMPARE(e2.weights, e1.weights);
+        QCOMPARE(e2.kv_cache, e1.kv_cache);
+    }
+
+    // The load error of a tier that does not fit names what it needs against what is free and
+    // the tiers that would fit; nothing when it fits.
+    void fitError() {
+        const ModelConfig c = hunyuan_mt_7b();
+        auto need = [&](Tier t) {
+            return estimate_memory(c, t, 8192, 8, KvCacheDtype::Auto, 1024).total();
+        };
+        auto error = [&](Tier t, std::size_t free_bytes) {
+            return tier_fit_error(c, t, 8192, 8, KvCacheDtype::Auto, 1024, free_bytes,
+                                  std::size_t(24) << 30, "GPU 0");
+        };
+        QVERIFY(need(Tier::INT4) < need(Tier::INT8) && need(Tier::INT8) < need(Tier::BF16));
+        QCOMPARE(error(Tier::BF16, need(Tier::BF16)), std::string());
+        QCOMPARE(error(Tier::INT4, need(Tier::INT4)), std::string());
+        const std::string bf16 = error(Tier::BF16, need(Tier::INT8));
+        const std::string mib = std::to_string((need(Tier::BF16) + (1 << 20) - 1) >> 20);
+        QVERIFY2(bf16.starts_with("the bf16 tier needs " + mib + " MiB (weights "), bf16.c_str());
+        QVERIFY2(bf16.find("GPU 0 has " + std::to_string((need(Tier::INT8) + (1 << 20) - 1) >>
+                                                         20)) != std::string::npos,
+                 bf16.c_str());
+        QVERIFY2(bf16.find("free of 24576 MiB") != std::string::npos, bf16.c_str());
+        QVERIFY2(bf16.ends_with("tiers that fit: int8 (" +
+                                std::to_string((need(Tier::INT8) + (1 << 20) - 1) >> 20) +
+                                " MiB), int4 (" +
+                                std::to_string((need(Tier::INT4) + (1 << 20) - 1) >> 20) + " MiB)"),
+                 bf16.c_str());
+        const std::string none = error(Tier::INT4, need(Tier::INT4) - 1);
+        QVERIFY2(none.ends_with("no tier fits: lower the KV cache budget"), none.c_str());
     }
 };
 

@@ -43,10 +43,6 @@ WeightFormat weight_format(Tier t) {
 
 constexpr std::size_t kCublasWorkspace = 32u << 20;  // cuBLAS's own default on Hopper
 
-std::string mib(std::size_t bytes) {
-    return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
-}
-
 /// Host fp32 values → device 16-bit buffer.
 template <typename T>
 DeviceBuffer upload_16(const std::vector<float>& v) {
@@ -479,27 +475,11 @@ class CudaModelImpl final : public CudaModel {
     void check_fits() {
         std::size_t free_bytes = 0, total_bytes = 0;
         MTDESK_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-        const MemoryEstimate need =
-            estimate_memory(config_, options_.tier, static_cast<std::size_t>(options_.kv_tokens),
-                            options_.max_batch, options_.kv_cache);
-        if (need.total() <= free_bytes) return;
-        std::string fits;
-        for (Tier t : all_tiers()) {
-            const MemoryEstimate e =
-                estimate_memory(config_, t, static_cast<std::size_t>(options_.kv_tokens),
-                                options_.max_batch, options_.kv_cache);
-            if (e.total() <= free_bytes)
-                fits += (fits.empty() ? "" : ", ") + std::string(tier_name(t)) + " (" +
-                        mib(e.total()) + ")";
-        }
-        throw Error("the " + std::string(tier_name(options_.tier)) + " tier needs " +
-                    mib(need.total()) + " (weights " + mib(need.weights) + ", " +
-                    std::string(kv_cache_dtype_name(options_.kv_cache)) + " KV cache " +
-                    mib(need.kv_cache) + " for " + std::to_string(options_.kv_tokens) +
-                    " tokens, workspace " + mib(need.workspace) + ") but " + device_name_ +
-                    " has " + mib(free_bytes) + " free of " + mib(total_bytes) + "; " +
-                    (fits.empty() ? std::string("no tier fits: lower the KV cache budget")
-                                  : "tiers that fit: " + fits));
+        const std::string error =
+            tier_fit_error(config_, options_.tier, static_cast<std::size_t>(options_.kv_tokens),
+                           options_.max_batch, options_.kv_cache, options_.max_step_tokens,
+                           free_bytes, total_bytes, device_name_);
+        if (!error.empty()) throw Error(error);
     }
 
     std::vector<float> host(const TensorSet& ts, const std::string& name) {
@@ -815,8 +795,8 @@ class CudaModelImpl final : public CudaModel {
     }
 
     /// Scratch of the linear layers: split-K partial sums for decode steps, and in INT tiers
-    /// the largest layer's dequantised weight for prefill (the output layer, larger still,
-    /// is dequantised in tiles of this size).
+    /// the dequantised weight for prefill GEMMs, at most kDequantScratchBytes (larger layers
+    /// are dequantised and multiplied in tiles of that size).
     std::size_t workspace_for_linears() const {
         std::size_t ws = 0;
         // Split-K partials grow with m up to the GEMV limit; above it, the dequantised weight
@@ -824,7 +804,9 @@ class CudaModelImpl final : public CudaModel {
         auto need = [&](const DeviceLinear& w, bool prefill) {
             for (int m = 1; m <= std::min(kGemvMaxM, options_.max_step_tokens); m *= 2)
                 ws = std::max(ws, linear_workspace_bytes(w, m));
-            if (prefill) ws = std::max(ws, linear_workspace_bytes(w, options_.max_step_tokens));
+            if (prefill)
+                ws = std::max(ws, std::min(linear_workspace_bytes(w, options_.max_step_tokens),
+                                           kDequantScratchBytes));
         };
         need(lm_head_, false);
         for (const Layer& L : layers_)

@@ -25,6 +25,10 @@ std::size_t linear_bytes(std::size_t rows, std::size_t cols, Tier t) {
     return 0;
 }
 
+std::string mib(std::size_t bytes) {
+    return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
 }  // namespace
 
 std::span<const Tier> all_tiers() noexcept {
@@ -99,29 +103,70 @@ std::size_t split_kv_workspace_bytes(const ModelConfig& c, std::size_t max_conte
 }
 
 MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context_tokens,
-                               int max_batch, KvCacheDtype kv_dtype) {
+                               int max_batch, KvCacheDtype kv_dtype, int step_tokens) {
     MemoryEstimate e;
     e.weights = weight_bytes(c, t);
     e.kv_cache = kv_cache_bytes(c, context_tokens, kv_dtype);
-    constexpr std::size_t chunk = 512;
-    const std::size_t rows = std::max<std::size_t>(chunk, max_batch);
+    // The buffers CudaModel allocates (allocate_workspace, allocate_kv, make_rope_tables), in
+    // the same terms, so that the estimate bounds what the engine holds.
+    const std::size_t tmax = static_cast<std::size_t>(std::max(1, step_tokens));
+    const std::size_t rows = static_cast<std::size_t>(std::max(1, max_batch));
+    const std::size_t h = c.hidden_size, f = c.intermediate_size;
     const std::size_t q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
-    // Activations in 16-bit: residual, normed input, qkv, attention out, gate+up, down.
-    std::size_t act = rows * (3 * c.hidden_size + q + 2 * kv + 2 * c.intermediate_size) * 2;
-    std::size_t logits = static_cast<std::size_t>(max_batch) * c.vocab_size * 4;
-    // Quantised tiers dequantise one layer's largest weight (gate+up, fused) into a 16-bit
-    // scratch for prefill GEMMs; the lm_head only ever sees the last positions (no scratch).
-    std::size_t dequant = 0;
-    if (t == Tier::INT8 || t == Tier::INT4)
-        dequant = 2ull * c.intermediate_size * c.hidden_size * 2;
-    // One sequence's context is bounded by the KV budget and by the model's positions.
+    // 16-bit activations of a step: residual, normed input, scratch, qkv, attention out,
+    // gate+up, SwiGLU out.
+    const std::size_t act = tmax * (2 * h + std::max(h, q) + q + 2 * kv + q + 3 * f) * 2;
+    // Per sampled row: its hidden state, 16-bit and fp32 logits, the sampler's candidates
+    // (kMaxSampleCandidates values and ids per 8,192-id slice, and two floats a slice).
+    const std::size_t slices = (static_cast<std::size_t>(c.vocab_size) + 8191) / 8192;
+    const std::size_t logits =
+        rows * (h * 2 + static_cast<std::size_t>(c.vocab_size) * (2 + 4) + slices * 514 * 4);
+    // Step metadata (tokens, positions, slots, block tables) and the sampler's histories.
     std::size_t max_context = context_tokens;
     if (c.max_position_embeddings > 0)
         max_context = std::min<std::size_t>(max_context, c.max_position_embeddings);
-    const std::size_t split =
-        split_kv_workspace_bytes(c, max_context, std::max(max_batch, kSplitKvRows));
-    e.workspace = act + logits + dequant + split + (64ull << 20);  // + CUDA context/cuBLAS
+    const std::size_t positions = static_cast<std::size_t>(std::max(c.max_position_embeddings, 1));
+    // (block tables: at most a block of 16 per position a sequence can reach)
+    const std::size_t meta =
+        (5 * std::max(tmax, rows) + rows * (positions / 16 + 1)) * 4 + rows * (40 + 4 * positions);
+    // RoPE's cos and sin for every position (fp32).
+    const std::size_t rope = positions * (c.head_dim / 2) * 4 * 2;
+    // Quantised tiers dequantise weights into a 16-bit scratch for prefill GEMMs, a whole
+    // layer or tiles of kDequantScratchBytes.
+    std::size_t linear = 0;
+    if (t == Tier::INT8 || t == Tier::INT4)
+        linear = std::min<std::size_t>(2 * f * h * 2, kDequantScratchBytes);
+    const std::size_t split = split_kv_workspace_bytes(
+        c, max_context, std::min(std::max(rows, std::size_t(kSplitKvRows)), tmax));
+    // cuBLAS's workspace (32 MiB, given to it at load), 32 MiB for split-K partial sums and
+    // small buffers, and 128 MiB that the CUDA runtime takes beyond the engine's buffers as it
+    // runs (cuBLAS's handle, the captured decode graphs, allocation granularity: 82-115 MiB
+    // measured on an H200 across models and tiers, docs/benchmarks.md).
+    constexpr std::size_t fixed = (32ull + 32 + 128) << 20;
+    e.workspace = act + logits + meta + rope + linear + split + fixed;
     return e;
+}
+
+std::string tier_fit_error(const ModelConfig& c, Tier t, std::size_t context_tokens, int max_batch,
+                           KvCacheDtype kv, int step_tokens, std::size_t free_bytes,
+                           std::size_t total_bytes, std::string_view device) {
+    const MemoryEstimate need = estimate_memory(c, t, context_tokens, max_batch, kv, step_tokens);
+    if (need.total() <= free_bytes) return {};
+    std::string fits;
+    for (Tier other : kTiers) {
+        const MemoryEstimate e =
+            estimate_memory(c, other, context_tokens, max_batch, kv, step_tokens);
+        if (e.total() <= free_bytes)
+            fits += (fits.empty() ? "" : ", ") + std::string(tier_name(other)) + " (" +
+                    mib(e.total()) + ")";
+    }
+    return "the " + std::string(tier_name(t)) + " tier needs " + mib(need.total()) + " (weights " +
+           mib(need.weights) + ", " + std::string(kv_cache_dtype_name(kv)) + " KV cache " +
+           mib(need.kv_cache) + " for " + std::to_string(context_tokens) + " tokens, workspace " +
+           mib(need.workspace) + ") but " + std::string(device) + " has " + mib(free_bytes) +
+           " free of " + mib(total_bytes) + "; " +
+           (fits.empty() ? std::string("no tier fits: lower the KV cache budget")
+                         : "tiers that fit: " + fits);
 }
 
 }  // namespace mtdesk

@@ -80,7 +80,7 @@ struct CudaEngineOptions {
     int max_batch = 64;   ///< most sequences decoding in one step
     /// Most tokens one step runs (decode tokens plus prefill chunks); long prompts are
     /// prefilled in chunks of what is left, interleaved with decode steps.
-    int max_step_tokens = 1024;
+    int max_step_tokens = kDefaultStepTokens;
     /// Decode steps replay CUDA graphs (one per batch-size bucket and context bound, captured
     /// on first use) instead of launching each kernel: launch overhead, not bandwidth, is what
     /// limits small models. Off: every step is launched kernel by kernel (for comparison).

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "mtdesk/model/config.h"
@@ -75,13 +76,38 @@ std::size_t kv_cache_bytes(const ModelConfig& config, std::size_t tokens, KvCach
 std::size_t split_kv_workspace_bytes(const ModelConfig& config, std::size_t max_context,
                                      std::size_t rows);
 
-/// Everything needed to run `config` in tier `t` with a KV budget of `context_tokens` positions
-/// held as `kv`, and up to `max_batch` sequences decoding at once (workspace: hidden/intermediate
-/// activations for a prefill chunk of 512 tokens, fp32 logits for the batch, a 16-bit scratch
-/// for one dequantised gate+up weight in INT tiers, the split-KV attention's partials for
-/// max(max_batch, kSplitKvRows) rows and contexts up to min(context_tokens,
-/// max_position_embeddings), 64 MiB for the CUDA context and cuBLAS).
+/// Most bytes of the 16-bit scratch into which INT tiers dequantise a weight for prefill
+/// GEMMs: larger layers are dequantised and multiplied in tiles of this size (the 7B gate+up
+/// in four), so that an 8k-token INT4 7B fits in 6 GiB.
+inline constexpr std::size_t kDequantScratchBytes = 64ull << 20;
+
+/// Tokens one engine step runs by default (decode tokens plus prefill chunks):
+/// CudaEngineOptions::max_step_tokens.
+inline constexpr int kDefaultStepTokens = 1024;
+
+/// What the GPU engine allocates to run `config` in tier `t` with a KV budget of
+/// `context_tokens` positions held as `kv`, up to `max_batch` sequences decoding at once and
+/// steps of up to `step_tokens` tokens: weights, KV cache and workspace (a step's 16-bit
+/// activations, hidden state, 16-bit and fp32 logits and sampler candidates per sequence, step
+/// metadata, RoPE tables, a 16-bit scratch for dequantised weights in INT tiers, the
+/// split-KV attention's partials for contexts up to min(context_tokens,
+/// max_position_embeddings), cuBLAS's 32 MiB workspace, 32 MiB for split-K sums and small
+/// buffers, and 128 MiB for what the CUDA runtime takes as the engine runs: its handles, the
+/// captured decode graphs, allocation granularity). The same terms as CudaModel's allocations,
+/// so it bounds what loading and running add to the device's memory in use; the CUDA context
+/// itself (a few hundred MiB, there before anything is loaded) is not included.
+/// `gpu_test_engine::memoryEstimate` checks it against the engine's allocations and the
+/// device's measured peak.
 MemoryEstimate estimate_memory(const ModelConfig& config, Tier t, std::size_t context_tokens,
-                               int max_batch, KvCacheDtype kv = KvCacheDtype::Auto);
+                               int max_batch, KvCacheDtype kv = KvCacheDtype::Auto,
+                               int step_tokens = kDefaultStepTokens);
+
+/// Why tier `t` does not fit in `free_bytes` of `device`'s memory (of `total_bytes`), or ""
+/// when its estimate_memory() does: what it needs (weights, KV cache for `context_tokens`,
+/// workspace) against what is free, and each tier that would fit with its figure, or that none
+/// does and the KV budget has to be lowered. The load error of a tier that does not fit.
+std::string tier_fit_error(const ModelConfig& config, Tier t, std::size_t context_tokens,
+                           int max_batch, KvCacheDtype kv, int step_tokens, std::size_t free_bytes,
+                           std::size_t total_bytes, std::string_view device);
 
 }  // namespace mtdesk
