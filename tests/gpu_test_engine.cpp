@@ -11,11 +11,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -134,6 +136,12 @@ struct Collector {
         slot->store(id);
         return id;
     }
+    /// Counts a job whose callbacks are not this collector's as done.
+    void submit_done() {
+        std::lock_guard lock(m);
+        ++done;
+        cv.notify_all();
+    }
     bool wait(int n, int seconds = 300) {
         std::unique_lock lock(m);
         return cv.wait_for(lock, std::chrono::seconds(seconds), [&] { return done >= n; });
@@ -164,8 +172,9 @@ class TestCudaEngine : public QObject {
     Q_OBJECT
 
   private slots:
-    // BF16 / FP16 logits against transformers' fp32 goldens and the CPU engine; greedy 32
-    // tokens identical; INT8 / INT4 agreement reported.
+    // BF16 / FP16 logits against transformers' fp32 goldens; greedy 32 tokens identical to
+    // the reference (the goldens' tokens, which the CPU engine reproduces), for BF16 up to
+    // near-ties (below); INT8 / INT4 greedy agreement with BF16 reported.
     void fixtures_data() {
         QTest::addColumn<QString>("name");
         for (const char* n : kFixtures)
@@ -180,6 +189,27 @@ class TestCudaEngine : public QObject {
         const auto prompt = golden.ids("greedy_prompt");
         const auto want_greedy = golden.ids("greedy_tokens");
         std::map<Tier, std::vector<int32_t>> greedy;
+        // The reference's logits along its own greedy path (the CPU engine, fp32, fed the
+        // prompt and the goldens' tokens): row i picks token i.
+        const int n_greedy = static_cast<int>(want_greedy.size());
+        std::vector<int32_t> path(prompt.begin(), prompt.end());
+        path.insert(path.end(), want_greedy.begin(), want_greedy.end() - 1);
+        const auto path_logits = [&](CausalLM& lm) {
+            const int vocab = lm.config().vocab_size;
+            auto st = lm.new_state(static_cast<int>(path.size()));
+            std::vector<float> all(path.size() * vocab);
+            const int p = static_cast<int>(prompt.size());
+            lm.forward(*st, std::span(path).first(p), all, true);
+            for (std::size_t t = p; t < path.size(); ++t)  // decode steps, as generate() runs
+                lm.forward(*st, std::span(path).subspan(t, 1),
+                           std::span(all).subspan(t * vocab, vocab), false);
+            return std::vector<float>(all.end() - std::ptrdiff_t(n_greedy) * vocab, all.end());
+        };
+        std::vector<float> ref_path;
+        {
+            auto cpu = CpuModel::load(ModelDir::open(dir));
+            ref_path = path_logits(*cpu);
+        }
         for (Tier tier : all_tiers()) {
             auto lm = cuda::load_cuda_causal_lm(dir, options(tier, 4096, 8));
             const int vocab = lm->config().vocab_size;
@@ -212,19 +242,61 @@ class TestCudaEngine : public QObject {
                 "greedy identical for %d/%zu tokens",
                 qPrintable(name), tier_name(tier).data(), err, inc_err, top1, ids.size(), same,
                 want_greedy.size());
+            if (tier != Tier::BF16) {
+                int agree = 0;  // positions with BF16's token, and BF16's identical prefix
+                for (std::size_t i = 0; i < greedy[tier].size() && i < greedy[Tier::BF16].size();
+                     ++i)
+                    agree += greedy[tier][i] == greedy[Tier::BF16][i];
+                int prefix = 0;
+                while (prefix < int(greedy[tier].size()) &&
+                       prefix < int(greedy[Tier::BF16].size()) &&
+                       greedy[tier][prefix] == greedy[Tier::BF16][prefix])
+                    ++prefix;
+                qInfo("%s %s: greedy agreement with bf16: %d/%zu tokens, identical for %d",
+                      qPrintable(name), tier_name(tier).data(), agree, greedy[Tier::BF16].size(),
+                      prefix);
+            }
             if (tier == Tier::BF16 || tier == Tier::FP16) {
                 const double tol = tier == Tier::BF16 ? 3e-2 : 5e-3;
                 QVERIFY2(err < tol, qPrintable(QString::number(err)));
                 QVERIFY2(inc_err < tol, qPrintable(QString::number(inc_err)));
                 QVERIFY(top1 >= int(ids.size()) * 85 / 100);
                 // fp16 keeps 3 more mantissa bits than bf16: its greedy run equals the fp32
-                // reference's. bf16 rounding flips near-ties of these random-weight models
-                // (measured: 14 to 32 identical tokens), so only a prefix is required there;
-                // the trained demo model's agreement is checked in demoModelTiers.
-                if (tier == Tier::FP16)
-                    QCOMPARE(greedy[tier], want_greedy);
-                else
-                    QVERIFY2(same >= 8, qPrintable(QString::number(same)));
+                // reference's token for token.
+                if (tier == Tier::FP16) QCOMPARE(greedy[tier], want_greedy);
+                if (tier != Tier::BF16) continue;
+                // bf16 rounding can flip a near-tie of these random-weight models: a greedy
+                // pick is only defined up to the logits' tolerance. Along the reference's
+                // path (teacher-forced through the paged cache, as generation runs), every
+                // pick must be the reference's except where its top two logits lie within
+                // that tolerance (tol × the row's largest |logit|), and the free-running
+                // output must equal the reference up to its first such near-tie.
+                const std::vector<float> got_path = path_logits(*lm);
+                int ties = 0, first_tie = n_greedy;
+                for (int i = 0; i < n_greedy; ++i) {
+                    const auto ref = std::span(ref_path).subspan(std::size_t(i) * vocab, vocab);
+                    std::vector<float> sorted(ref.begin(), ref.end());
+                    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(),
+                                      std::greater<>());
+                    float mag = 0;
+                    for (float v : ref)
+                        mag = std::max(mag, std::abs(v));
+                    QCOMPARE(argmax(ref), int(want_greedy[i]));  // the CPU engine's own path
+                    const bool tie = sorted[0] - sorted[1] < tol * mag;
+                    const int pick =
+                        argmax(std::span(got_path).subspan(std::size_t(i) * vocab, vocab));
+                    ties += tie;
+                    if (tie) first_tie = std::min(first_tie, i);
+                    QVERIFY2(tie || pick == want_greedy[i],
+                             qPrintable(QString("token %1: %2 instead of %3, top-2 margin %4")
+                                            .arg(i)
+                                            .arg(pick)
+                                            .arg(want_greedy[i])
+                                            .arg(sorted[0] - sorted[1])));
+                }
+                qInfo("%s bf16: %d near-ties among the %d greedy tokens (first at %d)",
+                      qPrintable(name), ties, n_greedy, first_tie);
+                QVERIFY2(same >= first_tie, qPrintable(QString::number(same)));
             } else if (tier == Tier::INT8) {
                 QVERIFY2(err < 0.1, qPrintable(QString::number(err)));
                 QVERIFY(top1 >= int(ids.size()) * 80 / 100);
@@ -376,13 +448,25 @@ class TestCudaEngine : public QObject {
         }
     }
 
-    // A request's greedy output is the same alone and inside a batch that others join and
-    // leave while it runs.
+    // A request's greedy output is the same alone and inside a batch of 64 that others join
+    // and leave while it runs. Driven by the probe's own stream (its callbacks run on the
+    // engine thread between steps): 40 requests, then the probe; at its first text 23 more
+    // join (64 decoding), at its sixth ten of the first 40 still running are cancelled, at its
+    // ninth 10 more join (64 again). The batch size is read from the engine's statistics as the
+    // probe streams, and the statistics the UI shows are checked on the way.
     void batchingInvariance() {
         const auto lines = read_heldout();
         auto engine = cuda::make_cuda_engine(kDemo, options(Tier::BF16));
-        const std::string probe =
-            "When selected, the touchpad will be disabled when the keyboard is being used";
+        // Three copies of a line: long enough that the first requests still decode when the
+        // last ones join.
+        auto long_job = [&](std::size_t i) {
+            const auto& l = lines[i % lines.size()];
+            return job_for(l.source + " " + l.source + " " + l.source, l.src.c_str(),
+                           l.tgt.c_str());
+        };
+        const std::string line =
+            "When selected, the touchpad will be disabled when the keyboard is being used.";
+        const std::string probe = line + " " + line + " " + line;
         Collector alone;
         const uint64_t a = alone.submit(*engine, job_for(probe, "en", "de"));
         QVERIFY(alone.wait(1));
@@ -390,37 +474,196 @@ class TestCudaEngine : public QObject {
         QVERIFY(!expected.empty());
 
         Collector c;
-        std::vector<uint64_t> first_wave, second_wave;
-        for (int i = 0; i < 40; ++i) {
-            const auto& l = lines[(i * 7) % lines.size()];
-            first_wave.push_back(
-                c.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str())));
+        std::vector<uint64_t> first_wave, joined;
+        for (int i = 0; i < 40; ++i)
+            first_wave.push_back(c.submit(*engine, long_job(i * 7)));
+        int probe_pieces = 0, peak_batch = 0;
+        std::vector<uint64_t> cancelled_ids;
+        std::optional<EngineStatistics> at_peak;
+        JobCallbacks cb;
+        std::string probe_text;
+        std::mutex probe_m;
+        std::condition_variable probe_cv;
+        bool probe_done = false;
+        cb.on_text = [&](std::string_view piece) {
+            probe_text += piece;
+            const EngineStatistics st = engine->statistics();
+            if (st.running > peak_batch) {
+                peak_batch = st.running;
+                at_peak = st;
+            }
+            ++probe_pieces;
+            if (probe_pieces == 1)
+                for (int i = 0; i < 23; ++i)
+                    joined.push_back(c.submit(*engine, long_job(i * 11 + 3)));
+            if (probe_pieces == 6) {  // ten of the first wave that are still running
+                std::lock_guard lock(c.m);
+                for (uint64_t id : first_wave)
+                    if (cancelled_ids.size() < 10 && !c.outcomes.contains(id)) {
+                        engine->cancel(id);
+                        cancelled_ids.push_back(id);
+                    }
+            }
+            if (probe_pieces == 9)
+                for (int i = 0; i < 10; ++i)
+                    joined.push_back(c.submit(*engine, long_job(i * 13 + 5)));
+        };
+        JobOutcome probe_outcome;
+        cb.on_done = [&](const JobOutcome& o) {
+            std::lock_guard lock(probe_m);
+            probe_outcome = o;
+            probe_done = true;
+            probe_cv.notify_all();
+        };
+        engine->submit(job_for(probe, "en", "de"), std::move(cb));
+        {
+            std::unique_lock lock(probe_m);
+            QVERIFY(probe_cv.wait_for(lock, std::chrono::seconds(300), [&] { return probe_done; }));
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const uint64_t probe_id = c.submit(*engine, job_for(probe, "en", "de"));
-        for (int i = 0; i < 10; ++i)
-            engine->cancel(first_wave[i * 4]);  // leave mid-way
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        for (int i = 0; i < 23; ++i) {
-            const auto& l = lines[(i * 11 + 3) % lines.size()];
-            second_wave.push_back(
-                c.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str())));
-        }
-        QVERIFY(c.wait(64));
-        QCOMPARE(c.outcomes[probe_id].status, JobOutcome::Status::Done);
-        QCOMPARE(c.outcomes[probe_id].text, expected);
-        // And every other job that ran to the end agrees with its own solo run.
-        int checked = 0;
+        QVERIFY(c.wait(73));
+        QCOMPARE(probe_outcome.status, JobOutcome::Status::Done);
+        QCOMPARE(probe_outcome.text, expected);
+        QVERIFY2(probe_pieces >= 10, qPrintable(QString::number(probe_pieces)));
+        qInfo("batching invariance: the probe streamed %d pieces beside up to %d sequences",
+              probe_pieces, peak_batch);
+        QCOMPARE(peak_batch, 64);
+        // They left while the probe ran (one may have finished in the step that was being
+        // read when it was cancelled).
+        QCOMPARE(cancelled_ids.size(), std::size_t(10));
+        int cancelled = 0;
+        for (uint64_t id : cancelled_ids)
+            cancelled += c.outcomes[id].status == JobOutcome::Status::Cancelled;
+        QVERIFY2(cancelled >= 9, qPrintable(QString::number(cancelled)));
+        // The statistics the UI shows, as the probe saw them at the peak and at the end.
+        QVERIFY(at_peak.has_value());
+        QCOMPARE(at_peak->tier, std::string("bf16"));
+        QVERIFY(!at_peak->device.empty());
+        QVERIFY(at_peak->vram_total_bytes.value_or(0) > at_peak->vram_used_bytes.value_or(0));
+        QVERIFY(at_peak->vram_used_bytes.value_or(0) > at_peak->vram_own_bytes.value_or(0));
+        QVERIFY(at_peak->vram_own_bytes.value_or(0) > 0);
+        // (published at the end of the engine's loop, after the last on_done)
+        QTRY_COMPARE_WITH_TIMEOUT(engine->statistics().finished, uint64_t(1 + 73 + 1), 5000);
+        const EngineStatistics end = engine->statistics();
+        QCOMPARE(end.queue_depth, 0);
+        QCOMPARE(end.running, 0);
+        QVERIFY(end.ttft_p50_ms.has_value() && end.ttft_p95_ms.has_value());
+        QVERIFY(*end.ttft_p50_ms > 0 && *end.ttft_p50_ms <= *end.ttft_p95_ms);
+        QVERIFY(end.tokens_per_s_p50.has_value() && *end.tokens_per_s_p50 > 0);
+        QVERIFY(end.tokens_per_s_p95.has_value() && *end.tokens_per_s_p95 > 0);
+        // And requests that joined mid-way agree with their own solo runs.
         for (int i = 0; i < 23; i += 5) {
-            const auto& l = lines[(i * 11 + 3) % lines.size()];
             Collector solo;
-            const uint64_t s =
-                solo.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str()));
+            const uint64_t s = solo.submit(*engine, long_job(i * 11 + 3));
             QVERIFY(solo.wait(1));
-            QCOMPARE(c.outcomes[second_wave[i]].text, solo.outcomes[s].text);
-            ++checked;
+            QCOMPARE(c.outcomes[joined[i]].status, JobOutcome::Status::Done);
+            QCOMPARE(c.outcomes[joined[i]].text, solo.outcomes[s].text);
         }
-        QVERIFY(checked == 5);
+    }
+
+    // A prompt longer than a step's token budget is prefilled in chunks between the decode
+    // steps of running requests, and nobody's output changes: an engine whose steps take 64
+    // tokens against one with the default 1,024. The long request is sent when the first of
+    // eight running requests has streamed twice; that one goes on streaming while the long
+    // prompt is prefilled (callbacks run on the engine thread between steps).
+    void chunkedPrefill() {
+        const auto lines = read_heldout();
+        auto job = [&](std::size_t i) {
+            const auto& l = lines[i % lines.size()];
+            return job_for(l.source + " " + l.source + " " + l.source, l.src.c_str(),
+                           l.tgt.c_str());
+        };
+        std::string long_text;
+        for (std::size_t i = 0; i < lines.size() && long_text.size() < 900; ++i)
+            if (lines[i].src == "en" && lines[i].tgt == "de") long_text += lines[i].source + " ";
+        std::map<int, std::vector<std::string>> outputs;
+        for (int budget : {1024, 64}) {
+            cuda::CudaEngineOptions o = options(Tier::BF16, 65536, 16);
+            o.max_step_tokens = budget;
+            auto engine = cuda::make_cuda_engine(kDemo, o);
+            Collector c;
+            int runner_pieces = 0, pieces_at_first = -1;  // engine thread only
+            JobOutcome long_outcome;
+            JobCallbacks long_cb;
+            long_cb.on_text = [&](std::string_view) {
+                if (pieces_at_first < 0) pieces_at_first = runner_pieces;
+            };
+            long_cb.on_done = [&](const JobOutcome& r) {
+                long_outcome = r;
+                c.submit_done();
+            };
+            JobOutcome runner_outcome;
+            JobCallbacks runner;
+            runner.on_text = [&](std::string_view) {
+                if (++runner_pieces == 2) engine->submit(job_for(long_text, "en", "de"), long_cb);
+            };
+            runner.on_done = [&](const JobOutcome& r) {
+                runner_outcome = r;
+                c.submit_done();
+            };
+            engine->submit(job(0), std::move(runner));
+            std::vector<uint64_t> ids;
+            for (int i = 1; i < 8; ++i)
+                ids.push_back(c.submit(*engine, job(i * 5)));
+            QVERIFY(c.wait(9));
+            QCOMPARE(runner_outcome.status, JobOutcome::Status::Done);
+            QCOMPARE(long_outcome.status, JobOutcome::Status::Done);
+            const int during = pieces_at_first - 2;
+            qInfo(
+                "chunked prefill, %d-token steps: a %d-token prompt, TTFT %.1f ms; the running "
+                "request streamed %d times before its first token",
+                budget, long_outcome.prompt_tokens, long_outcome.ttft_ms, during);
+            if (budget == 64) {
+                QVERIFY2(long_outcome.prompt_tokens > 2 * 64,
+                         qPrintable(QString::number(long_outcome.prompt_tokens)));
+                QVERIFY2(during >= 2, qPrintable(QString::number(during)));
+            }
+            outputs[budget].push_back(runner_outcome.text);
+            for (uint64_t id : ids)
+                outputs[budget].push_back(c.outcomes[id].text);
+            outputs[budget].push_back(long_outcome.text);
+        }
+        QCOMPARE(outputs[64], outputs[1024]);
+    }
+
+    // The memory estimate bounds what the engine allocates and what the device gives it: for
+    // each tier of the demo model (64 sequences, 65,536 KV positions) the engine's own
+    // allocations and the growth of the device's memory in use (sampled after loading and
+    // after a batch of 64 requests, which captures the decode graphs) against
+    // estimate_memory().
+    void memoryEstimate() {
+        const ModelDir dir = ModelDir::open(kDemo);
+        const auto lines = read_heldout();
+        for (Tier tier : all_tiers()) {
+            const cuda::CudaEngineOptions o = options(tier);
+            const MemoryEstimate e =
+                estimate_memory(dir.config, tier, static_cast<std::size_t>(o.kv_tokens),
+                                o.max_batch, o.kv_cache, o.max_step_tokens);
+            const int64_t before = vram_used();
+            int64_t peak = before, own = 0;
+            {
+                auto engine = cuda::make_cuda_engine(kDemo, o);
+                peak = std::max(peak, vram_used());
+                Collector c;
+                for (int i = 0; i < 64; ++i) {
+                    const auto& l = lines[std::size_t(i) * 3 % lines.size()];
+                    c.submit(*engine, job_for(l.source, l.src.c_str(), l.tgt.c_str()));
+                }
+                QVERIFY(c.wait(64));
+                peak = std::max(peak, vram_used());
+                own = engine->statistics().vram_own_bytes.value_or(0);
+            }
+            const int64_t grown = peak - before;
+            const int64_t est = static_cast<int64_t>(e.total());
+            qInfo(
+                "memory, demo model %s: estimate %.1f MiB, mtdesk's allocations %.1f MiB, the "
+                "device's use grew by %.1f MiB at its peak",
+                tier_name(tier).data(), est / 1048576.0, own / 1048576.0, grown / 1048576.0);
+            QVERIFY(own > 0);
+            QVERIFY2(own <= est, qPrintable(QString::number(own)));
+            QVERIFY2(grown <= est, qPrintable(QString::number(grown)));
+            // And not far above: at most its 128 MiB allowance for the runtime.
+            QVERIFY2(est - grown <= (128 << 20), qPrintable(QString::number(est - grown)));
+        }
     }
 
     // A KV cache of 20 blocks (320 positions) for 24 concurrent requests: sequences are
@@ -764,6 +1007,15 @@ class TestCudaEngine : public QObject {
         o.quant_cache_dir = cache.path().toStdString();
         std::vector<std::string> outputs;
         std::vector<double> load_ms;
+        // Each cached file and its modification time after a load: the second load reads
+        // them (the same set, none written again, as a quantising load would).
+        auto cached = [&] {
+            std::map<std::string, fs::file_time_type> files;
+            for (const auto& e : fs::recursive_directory_iterator(cache.path().toStdString()))
+                if (e.is_regular_file()) files[e.path().string()] = e.last_write_time();
+            return files;
+        };
+        std::vector<std::map<std::string, fs::file_time_type>> after;
         for (int round = 0; round < 2; ++round) {
             const auto t0 = std::chrono::steady_clock::now();
             auto engine = cuda::make_cuda_engine(kDemo, o);
@@ -775,10 +1027,10 @@ class TestCudaEngine : public QObject {
                 c.submit(*engine, job_for("Could not set permissions for %s.", "en", "zh"));
             QVERIFY(c.wait(1));
             outputs.push_back(c.outcomes[id].text);
+            after.push_back(cached());
         }
-        int files = 0;
-        for (const auto& e : fs::recursive_directory_iterator(cache.path().toStdString()))
-            files += e.is_regular_file();
+        const int files = static_cast<int>(after[0].size());
+        QVERIFY(after[1] == after[0]);
         qInfo("int4 load: %.0f ms quantising, %.0f ms from the cache (%d cached tensors)",
               load_ms[0], load_ms[1], files);
         QVERIFY(files >= 8 * 4 + 1);  // 4 linear layers per layer + the output layer
@@ -797,6 +1049,8 @@ class TestCudaEngine : public QObject {
             qInfo("%s", e.what());
             QVERIFY(msg.find("needs") != std::string::npos);
             QVERIFY(msg.find("free") != std::string::npos);
+            // (which tiers would fit is test_tiers::fitError's)
+            QVERIFY(msg.find("no tier fits") != std::string::npos);
         }
         QCOMPARE(vram_used(), before);
     }
