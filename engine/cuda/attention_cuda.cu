@@ -740,6 +740,42 @@ __device__ __forceinline__ void ldmatrix_x2_trans(uint32_t& r0, uint32_t& r1, co
 #endif
 }
 
+/// Stages a tile of kTcKeys keys' K and V rows of a 16-bit cache (head_dim d, a multiple of
+/// 8) in shared memory, zeros past head_dim and for keys without a row (s_row < 0): each
+/// thread's 16-byte chunks, at most 8 of K and 8 of V loaded before any is stored.
+template <int kDPad, typename T, int kStride>
+__device__ __forceinline__ void load_tile_16(T (&s_k)[kTcKeys][kStride], T (&s_v)[kTcKeys][kStride],
+                                             const int64_t (&s_row)[kTcKeys],
+                                             const T* __restrict__ k_cache,
+                                             const T* __restrict__ v_cache, int d) {
+    constexpr int kChunks = kDPad / 8;                  // 16-byte chunks per row
+    constexpr int kPer = kTcKeys * kChunks / kThreads;  // per thread: kDPad / 16
+    constexpr int kPass = kPer > 8 ? 8 : kPer;          // loads in flight per pass
+    static_assert(kTcKeys * kChunks % kThreads == 0 && kPer % kPass == 0);
+#pragma unroll
+    for (int p0 = 0; p0 < kPer; p0 += kPass) {
+        uint4 kk[kPass], vv[kPass];
+#pragma unroll
+        for (int j = 0; j < kPass; ++j) {
+            const int i = threadIdx.x + (p0 + j) * kThreads;
+            const int key = i / kChunks, dim = (i % kChunks) * 8;
+            const int64_t row = s_row[key];
+            const bool ok = row >= 0 && dim < d;
+            kk[j] = ok ? *reinterpret_cast<const uint4*>(k_cache + row * d + dim)
+                       : make_uint4(0, 0, 0, 0);
+            vv[j] = ok ? *reinterpret_cast<const uint4*>(v_cache + row * d + dim)
+                       : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int j = 0; j < kPass; ++j) {
+            const int i = threadIdx.x + (p0 + j) * kThreads;
+            const int key = i / kChunks, dim = (i % kChunks) * 8;
+            *reinterpret_cast<uint4*>(&s_k[key][dim]) = kk[j];
+            *reinterpret_cast<uint4*>(&s_v[key][dim]) = vv[j];
+        }
+    }
+}
+
 // grid (ceil(tokens / 64), heads), 4 warps. Block (b, h) takes the step's tokens 64b .. 64b + 63
 // for query head h, finds the prefill runs among them (maximal stretches of one sequence at
 // consecutive positions, two tokens or more, possibly continuing in the next or previous
@@ -851,25 +887,36 @@ __global__ void __launch_bounds__(kThreads)
                 }
             }
             __syncthreads();
-            // K and V rows in pairs; keys past the run and dimensions past head_dim are zeros.
-            for (int i = threadIdx.x; i < kTcKeys * (kDPad / 2); i += kThreads) {
-                const int key = i / (kDPad / 2), dim = 2 * (i % (kDPad / 2));
-                const int64_t row = s_row[key];
-                uint32_t kk = 0u, vv = 0u;
-                if (row >= 0 && dim < d) {
-                    if constexpr (kInt8) {
-                        const char2 kc = *reinterpret_cast<const char2*>(k_cache + row * d + dim);
-                        const char2 vc = *reinterpret_cast<const char2*>(v_cache + row * d + dim);
-                        const float vs = s_vscale[key];
-                        kk = TensorOp<T>::from_int8(kc.x, kc.y);
-                        vv = TensorOp<T>::pack(vc.x * vs, vc.y * vs);
-                    } else {
-                        kk = *reinterpret_cast<const uint32_t*>(k_cache + row * d + dim);
-                        vv = *reinterpret_cast<const uint32_t*>(v_cache + row * d + dim);
+            // Keys past the run and dimensions past head_dim are zeros.
+            if (!kInt8 && d % 8 == 0) {
+                // 16-bit rows of whole 16-byte chunks: every load of the tile issued before
+                // the first store, not a round trip to L2 at a time (one 2,093-token 7B bf16
+                // prefill 115-123 -> 79-85 ms).
+                load_tile_16<kDPad>(s_k, s_v, s_row, reinterpret_cast<const T*>(k_cache),
+                                    reinterpret_cast<const T*>(v_cache), d);
+            } else {
+                // K and V rows in pairs.
+                for (int i = threadIdx.x; i < kTcKeys * (kDPad / 2); i += kThreads) {
+                    const int key = i / (kDPad / 2), dim = 2 * (i % (kDPad / 2));
+                    const int64_t row = s_row[key];
+                    uint32_t kk = 0u, vv = 0u;
+                    if (row >= 0 && dim < d) {
+                        if constexpr (kInt8) {
+                            const char2 kc =
+                                *reinterpret_cast<const char2*>(k_cache + row * d + dim);
+                            const char2 vc =
+                                *reinterpret_cast<const char2*>(v_cache + row * d + dim);
+                            const float vs = s_vscale[key];
+                            kk = TensorOp<T>::from_int8(kc.x, kc.y);
+                            vv = TensorOp<T>::pack(vc.x * vs, vc.y * vs);
+                        } else {
+                            kk = *reinterpret_cast<const uint32_t*>(k_cache + row * d + dim);
+                            vv = *reinterpret_cast<const uint32_t*>(v_cache + row * d + dim);
+                        }
                     }
+                    *reinterpret_cast<uint32_t*>(&s_k[key][dim]) = kk;
+                    *reinterpret_cast<uint32_t*>(&s_v[key][dim]) = vv;
                 }
-                *reinterpret_cast<uint32_t*>(&s_k[key][dim]) = kk;
-                *reinterpret_cast<uint32_t*>(&s_v[key][dim]) = vv;
             }
             __syncthreads();
             if (!active || kt * kTcKeys > warp_last) continue;  // all masked for this warp
