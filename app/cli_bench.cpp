@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -175,6 +176,13 @@ int cmd_bench(const QStringList& args) {
         config = *shapes;
     }
     // The practical bandwidth limit, measured in this run before anything is loaded.
+    // --json FILE: a new file (checked before the run); --json -: the JSON alone on standard
+    // output, the readable lines on standard error.
+    const std::string json_path =
+        p.isSet(QStringLiteral("json")) ? p.value(QStringLiteral("json")).toStdString() : "";
+    if (!json_path.empty() && json_path != "-" && std::filesystem::exists(json_path))
+        throw FileError(json_path, "exists; mtdesk bench writes its figures to a new file");
+    std::FILE* const text_out = json_path == "-" ? stderr : stdout;
     const double copy_bw = cuda::copy_bandwidth(o.device);
     const MemoryEstimate estimate =
         estimate_memory(config, *tier, static_cast<std::size_t>(o.kv_tokens), max_batch, *kv_cache,
@@ -211,14 +219,15 @@ int cmd_bench(const QStringList& args) {
                              {"estimate_bytes", estimate.total()},
                              {"vram_own_bytes", loaded.vram_own_bytes.value_or(0)},
                              {"vram_used_bytes", loaded.vram_used_bytes.value_or(0)}};
-    fmt::print(
-        "{} {} on {} (copy bandwidth {:.0f} GB/s): loaded in {:.1f} s; mtdesk holds "
-        "{:.0f} MiB (estimate {:.0f} MiB)\n",
-        synthetic.empty() ? model_dir : "synthetic " + synthetic, tier_name(*tier), loaded.device,
-        copy_bw / 1e9, load_s, loaded.vram_own_bytes.value_or(0) / 1048576.0,
-        estimate.total() / 1048576.0);
+    fmt::print(text_out,
+               "{} {} on {} (copy bandwidth {:.0f} GB/s): loaded in {:.1f} s; mtdesk holds "
+               "{:.0f} MiB (estimate {:.0f} MiB)\n",
+               synthetic.empty() ? model_dir : "synthetic " + synthetic, tier_name(*tier),
+               loaded.device, copy_bw / 1e9, load_s, loaded.vram_own_bytes.value_or(0) / 1048576.0,
+               estimate.total() / 1048576.0);
     if (o.skip_ops != 0)
-        fmt::print("profiling: {} left out of every step (the output text is meaningless)\n",
+        fmt::print(text_out,
+                   "profiling: {} left out of every step (the output text is meaningless)\n",
                    p.value(QStringLiteral("skip")).toStdString());
 
     // Requests: two English sentences (51 tokens), so the output bound (4 × source + 32) exceeds
@@ -267,6 +276,7 @@ int cmd_bench(const QStringList& args) {
         const double limit_s = (weight_bytes + kv_bytes) / copy_bw;
         const double fraction = step_s > 0 ? limit_s / step_s : 0;
         fmt::print(
+            text_out,
             "batch {:3d}: {:6.0f} generated tokens/s in all ({} tokens in {:.2f} s), "
             "{:6.1f} tokens/s per sequence, TTFT {:.1f} ms ({:.0f}-token prompt), decode step "
             "{:.2f} ms = {:.0f} % of the bandwidth limit\n",
@@ -301,7 +311,8 @@ int cmd_bench(const QStringList& args) {
         "", build_translation_prompt(prefill_job.request, engine->translator()->style())};
     const JobOutcome pre = run_all(*engine, {prefill_job}).at(0);
     const double prefill_rate = pre.prompt_tokens / (pre.ttft_ms / 1000.0);
-    fmt::print("prefill: {} prompt tokens, first token after {:.1f} ms ({:.0f} tokens/s)\n",
+    fmt::print(text_out,
+               "prefill: {} prompt tokens, first token after {:.1f} ms ({:.0f} tokens/s)\n",
                pre.prompt_tokens, pre.ttft_ms, prefill_rate);
     report["prefill"] = {{"prompt_tokens", pre.prompt_tokens},
                          {"ttft_ms", pre.ttft_ms},
@@ -310,14 +321,15 @@ int cmd_bench(const QStringList& args) {
     const EngineStatistics after = engine->statistics();
     report["vram_used_after_bytes"] = after.vram_used_bytes.value_or(0);
     report["vram_baseline_bytes"] = baseline;
-    report["vram_peak_bytes"] = peak - baseline;
+    report["vram_peak_growth_bytes"] = peak - baseline;  // sampled after each phase
     fmt::print(
+        text_out,
         "VRAM: mtdesk allocated {:.0f} MiB (estimate {:.0f} MiB); the device's use grew by {:.0f} "
         "MiB at its peak (from {:.0f} MiB with this process's CUDA context)\n",
         after.vram_own_bytes.value_or(0) / 1048576.0, estimate.total() / 1048576.0,
         (peak - baseline) / 1048576.0, baseline / 1048576.0);
-    if (p.isSet(QStringLiteral("json"))) {
-        const std::string path = p.value(QStringLiteral("json")).toStdString();
+    if (!json_path.empty()) {
+        const std::string& path = json_path;
         if (path == "-")
             fmt::print("{}\n", report.dump(1));
         else

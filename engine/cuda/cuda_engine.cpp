@@ -673,6 +673,10 @@ std::vector<DeviceInfo> devices() {
         cudaGetLastError();
         return out;
     }
+    // Free memory is asked of each device in turn: the calling thread's current device is put
+    // back afterwards, so that its later CUDA calls (an engine's, say) stay where they were.
+    int current = 0;
+    const bool had_current = cudaGetDevice(&current) == cudaSuccess;
     for (int i = 0; i < count; ++i) {
         cudaDeviceProp p{};
         if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
@@ -686,6 +690,8 @@ std::vector<DeviceInfo> devices() {
             d.free_bytes = static_cast<int64_t>(free_b);
         out.push_back(d);
     }
+    if (had_current) cudaSetDevice(current);
+    cudaGetLastError();
     return out;
 }
 

@@ -800,7 +800,7 @@ class CudaModelImpl final : public CudaModel {
     std::size_t workspace_for_linears() const {
         std::size_t ws = 0;
         // Split-K partials grow with m up to the GEMV limit; above it, the dequantised weight
-        // (not for the output layer, larger than all others: it is dequantised in tiles).
+        // up to the cap (the output layer never runs more than the batch's rows: no prefill).
         auto need = [&](const DeviceLinear& w, bool prefill) {
             for (int m = 1; m <= std::min(kGemvMaxM, options_.max_step_tokens); m *= 2)
                 ws = std::max(ws, linear_workspace_bytes(w, m));

@@ -126,7 +126,8 @@ MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context
     if (c.max_position_embeddings > 0)
         max_context = std::min<std::size_t>(max_context, c.max_position_embeddings);
     const std::size_t positions = static_cast<std::size_t>(std::max(c.max_position_embeddings, 1));
-    // (block tables: at most a block of 16 per position a sequence can reach)
+    // (block tables: a block per 16 positions a sequence can reach, for blocks of 16, the
+    // engine's default)
     const std::size_t meta =
         (5 * std::max(tmax, rows) + rows * (positions / 16 + 1)) * 4 + rows * (40 + 4 * positions);
     // RoPE's cos and sin for every position (fp32).
@@ -143,7 +144,11 @@ MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context
     // runs (cuBLAS's handle, the captured decode graphs, allocation granularity: 82-115 MiB
     // measured on an H200 across models and tiers, docs/benchmarks.md).
     constexpr std::size_t fixed = (32ull + 32 + 128) << 20;
-    e.workspace = act + logits + meta + rope + linear + split + fixed;
+    // The KV cache is allocated in whole blocks of 16, plus one for the padded rows of CUDA-graph
+    // decode steps.
+    const std::size_t kv_pad =
+        kv_cache_bytes(c, (context_tokens + 15) / 16 * 16 + 16 - context_tokens, kv_dtype);
+    e.workspace = act + logits + meta + rope + linear + split + kv_pad + fixed;
     return e;
 }
 

@@ -78,7 +78,7 @@ std::size_t split_kv_workspace_bytes(const ModelConfig& config, std::size_t max_
 
 /// Most bytes of the 16-bit scratch into which INT tiers dequantise a weight for prefill
 /// GEMMs: larger layers are dequantised and multiplied in tiles of this size (the 7B gate+up
-/// in four), so that an 8k-token INT4 7B fits in 6 GiB.
+/// in four), so that an INT4 7B with an 8k-token KV cache decoding one sequence fits in 6 GiB.
 inline constexpr std::size_t kDequantScratchBytes = 64ull << 20;
 
 /// Tokens one engine step runs by default (decode tokens plus prefill chunks):
@@ -89,7 +89,8 @@ inline constexpr int kDefaultStepTokens = 1024;
 /// `context_tokens` positions held as `kv`, up to `max_batch` sequences decoding at once and
 /// steps of up to `step_tokens` tokens: weights, KV cache and workspace (a step's 16-bit
 /// activations, hidden state, 16-bit and fp32 logits and sampler candidates per sequence, step
-/// metadata, RoPE tables, a 16-bit scratch for dequantised weights in INT tiers, the
+/// metadata, RoPE tables, a 16-bit scratch for dequantised weights in INT tiers, the KV
+/// cache's padding (whole blocks of 16 and one for CUDA-graph steps), the
 /// split-KV attention's partials for contexts up to min(context_tokens,
 /// max_position_embeddings), cuBLAS's 32 MiB workspace, 32 MiB for split-K sums and small
 /// buffers, and 128 MiB for what the CUDA runtime takes as the engine runs: its handles, the

@@ -63,7 +63,8 @@ struct EngineStatistics {
     std::string tier;    ///< "fp32 (CPU)", "bf16", "int8", "int4", ...
     std::optional<int64_t> vram_used_bytes, vram_total_bytes, vram_own_bytes;
     int queue_depth = 0;  ///< jobs submitted and not started
-    int running = 0;      ///< jobs being decoded now (the batch size)
+    /// Sequences decoding now: the batch size (each piece of a job cut into pieces counts).
+    int running = 0;
     uint64_t finished = 0;
     uint64_t preempted = 0;  ///< sequences whose KV cache was taken back to make room
     /// Time to first token (ms) and per-request decode tokens/s, p50 and p95 over the most
