@@ -190,9 +190,8 @@ int cmd_bench(const QStringList& args) {
     // The device's memory in use, sampled before loading (this process's CUDA context exists
     // by now) and after each phase: the peak's growth is what loading and running took.
     auto device_used = [&]() -> int64_t {
-        for (const cuda::DeviceInfo& d : cuda::devices())
-            if (d.index == o.device) return d.total_bytes - d.free_bytes;
-        return 0;
+        const std::optional<cuda::DeviceInfo> d = cuda::device_info(o.device);
+        return d ? d->total_bytes - d->free_bytes : 0;
     };
     const int64_t baseline = device_used();
     int64_t peak = baseline;
@@ -329,11 +328,10 @@ int cmd_bench(const QStringList& args) {
         after.vram_own_bytes.value_or(0) / 1048576.0, estimate.total() / 1048576.0,
         (peak - baseline) / 1048576.0, baseline / 1048576.0);
     if (!json_path.empty()) {
-        const std::string& path = json_path;
-        if (path == "-")
+        if (json_path == "-")
             fmt::print("{}\n", report.dump(1));
         else
-            write_new_file_atomically(QString::fromStdString(path),
+            write_new_file_atomically(QString::fromStdString(json_path),
                                       QByteArray::fromStdString(report.dump(1) + "\n"));
     }
     return 0;

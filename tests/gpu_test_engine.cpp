@@ -53,6 +53,12 @@ double relative_error(std::span<const float> got, std::span<const float> want) {
     return err / mag;
 }
 
+/// Leading tokens two outputs share.
+int common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
+    const auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+    return static_cast<int>(ia - a.begin());
+}
+
 int argmax(std::span<const float> row) {
     return static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
 }
@@ -240,10 +246,7 @@ class TestCudaEngine : public QObject {
             gp.sampling = SamplingParams::greedy_decoding();
             gp.max_new_tokens = static_cast<int>(want_greedy.size());
             greedy[tier] = generate(*lm, prompt, gp).tokens;
-            int same = 0;
-            while (same < int(want_greedy.size()) && same < int(greedy[tier].size()) &&
-                   greedy[tier][same] == want_greedy[same])
-                ++same;
+            const int same = common_prefix(greedy[tier], want_greedy);
             qInfo(
                 "%s %s: logits max rel. error %.3g (incremental %.3g), top-1 agreement %d/%zu, "
                 "greedy identical for %d/%zu tokens",
@@ -254,11 +257,7 @@ class TestCudaEngine : public QObject {
                 for (std::size_t i = 0; i < greedy[tier].size() && i < greedy[Tier::BF16].size();
                      ++i)
                     agree += greedy[tier][i] == greedy[Tier::BF16][i];
-                int prefix = 0;
-                while (prefix < int(greedy[tier].size()) &&
-                       prefix < int(greedy[Tier::BF16].size()) &&
-                       greedy[tier][prefix] == greedy[Tier::BF16][prefix])
-                    ++prefix;
+                const int prefix = common_prefix(greedy[tier], greedy[Tier::BF16]);
                 qInfo("%s %s: greedy agreement with bf16: %d/%zu tokens, identical for %d",
                       qPrintable(name), tier_name(tier).data(), agree, greedy[Tier::BF16].size(),
                       prefix);

@@ -367,7 +367,7 @@ const std::vector<int> kContexts = {1, 15, 16, 17, 511, 513, 1030};
 const std::vector<int> kBatchContexts = {1, 15, 16, 17};
 constexpr int kPrefillLongest = 1030;
 constexpr int kSamplingVocab = 1003;
-constexpr int kSamplingVocabSlices = cuda::kSampleSlice + 1003;
+constexpr int kSamplingVocabSlices = kSampleSlice + 1003;
 constexpr int kSamplingRows = 9;
 #else
 constexpr bool kHostEmulation = false;
@@ -375,7 +375,7 @@ const std::vector<int> kContexts = {1, 15, 16, 17, 511, 512, 513, 2047, 4100};
 const std::vector<int> kBatchContexts = kContexts;
 constexpr int kPrefillLongest = 4100;
 constexpr int kSamplingVocab = 5003;
-constexpr int kSamplingVocabSlices = 2 * cuda::kSampleSlice + 3627;
+constexpr int kSamplingVocabSlices = 2 * kSampleSlice + 3627;
 constexpr int kSamplingRows = 63;
 #endif
 
@@ -985,9 +985,8 @@ class TestKernels : public QObject {
             offsets.push_back(static_cast<int32_t>(ids.size()));
         }
         DeviceBuffer dlog = to_device<T>(logits), doff = ints_to_device(offsets),
-                     dids = ints_to_device(ids),
-                     dscratch(cuda::sample_scratch_floats(rows, vocab) * 4), dout(rows * 4),
-                     dalso(rows * 4), dparams(rows * sizeof(cuda::SampleParams));
+                     dids = ints_to_device(ids), dscratch(sample_scratch_floats(rows, vocab) * 4),
+                     dout(rows * 4), dalso(rows * 4), dparams(rows * sizeof(cuda::SampleParams));
         auto run = [&](const std::vector<cuda::SampleParams>& p,
                        const DeviceBuffer* hist_ids = nullptr, const int32_t* pending = nullptr) {
             MTDESK_CUDA_CHECK(cudaMemcpy(dparams.get(), p.data(), p.size() * sizeof(p[0]),
@@ -1120,9 +1119,8 @@ class TestKernels : public QObject {
         }
         ids.push_back(0);  // never empty
         DeviceBuffer dlog = to_device<T>(logits), doff = ints_to_device(offsets),
-                     dids = ints_to_device(ids),
-                     dscratch(cuda::sample_scratch_floats(rows, vocab) * 4), dout(rows * 4),
-                     dparams(rows * sizeof(cuda::SampleParams));
+                     dids = ints_to_device(ids), dscratch(sample_scratch_floats(rows, vocab) * 4),
+                     dout(rows * 4), dparams(rows * sizeof(cuda::SampleParams));
         auto splitmix = [](uint64_t seed, uint64_t step) {
             uint64_t z = seed + 0x9E3779B97F4A7C15ull * (step + 1);
             z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -1230,7 +1228,7 @@ class TestKernels : public QObject {
         qInfo(
             "sampling: %d draws over %d ids (%d-id slices), %d as the host rule picks, %d moved "
             "by rounding, %d not the argmax",
-            draws, vocab, cuda::kSampleSlice, draws - moved, moved, left_argmax);
+            draws, vocab, kSampleSlice, draws - moved, moved, left_argmax);
         QVERIFY(moved <= draws / 10);
         QVERIFY(left_argmax > draws / 4);
     }

@@ -666,6 +666,30 @@ class CudaEngine final : public TranslationEngine {
 
 }  // namespace
 
+std::optional<DeviceInfo> device_info(int index) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, index) != cudaSuccess) {
+        cudaGetLastError();
+        return std::nullopt;
+    }
+    DeviceInfo d;
+    d.index = index;
+    d.name = p.name;
+    d.compute_capability = p.major * 10 + p.minor;
+    d.total_bytes = static_cast<int64_t>(p.totalGlobalMem);
+    // Free memory is asked of the device as the current one; the calling thread's current
+    // device is put back afterwards, so that its later CUDA calls (an engine's) stay where
+    // they were.
+    int current = 0;
+    const bool had_current = cudaGetDevice(&current) == cudaSuccess;
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaSetDevice(index) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+        d.free_bytes = static_cast<int64_t>(free_b);
+    if (had_current) cudaSetDevice(current);
+    cudaGetLastError();
+    return d;
+}
+
 std::vector<DeviceInfo> devices() {
     std::vector<DeviceInfo> out;
     int count = 0;
@@ -673,25 +697,8 @@ std::vector<DeviceInfo> devices() {
         cudaGetLastError();
         return out;
     }
-    // Free memory is asked of each device in turn: the calling thread's current device is put
-    // back afterwards, so that its later CUDA calls (an engine's, say) stay where they were.
-    int current = 0;
-    const bool had_current = cudaGetDevice(&current) == cudaSuccess;
-    for (int i = 0; i < count; ++i) {
-        cudaDeviceProp p{};
-        if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
-        DeviceInfo d;
-        d.index = i;
-        d.name = p.name;
-        d.compute_capability = p.major * 10 + p.minor;
-        d.total_bytes = static_cast<int64_t>(p.totalGlobalMem);
-        std::size_t free_b = 0, total_b = 0;
-        if (cudaSetDevice(i) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
-            d.free_bytes = static_cast<int64_t>(free_b);
-        out.push_back(d);
-    }
-    if (had_current) cudaSetDevice(current);
-    cudaGetLastError();
+    for (int i = 0; i < count; ++i)
+        if (std::optional<DeviceInfo> d = device_info(i)) out.push_back(*d);
     return out;
 }
 

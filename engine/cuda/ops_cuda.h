@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "mtdesk/quant/tiers.h"
+
 namespace mtdesk::cuda {
 
 /// out[t, :] = table[ids[t], :]. table: [vocab, hidden]; ids: [tokens] (already checked to be
@@ -219,26 +221,8 @@ struct SampleParams {
     uint64_t step = 0;
 };
 
-/// Most candidates sampling considers per row: top_k is capped at this, and without top_k the
-/// nucleus is taken from this many most likely tokens (probabilities still over the full
-/// vocabulary).
-inline constexpr int kMaxSampleCandidates = 256;
-
-/// Vocabulary ids one block of sample_tokens()'s first kernel takes (staged in 32 KiB of
-/// shared memory as fp32).
-inline constexpr int kSampleSlice = 8192;
-
-/// kSampleSlice-id slices of a `vocab`-id vocabulary (the last one may be shorter).
-constexpr int sample_slices(int vocab) {
-    return (vocab + kSampleSlice - 1) / kSampleSlice;
-}
-
-/// Floats of the scratch sample_tokens() needs for `rows` rows of a `vocab`-id vocabulary:
-/// per row the candidates of each kSampleSlice-id slice (up to kMaxSampleCandidates values
-/// and ids) and two floats a slice (8,224 floats a row for a 128k vocabulary).
-inline std::size_t sample_scratch_floats(int rows, int vocab) {
-    return static_cast<std::size_t>(rows) * sample_slices(vocab) * (2 * kMaxSampleCandidates + 2);
-}
+// kMaxSampleCandidates, kSampleSlice, sample_slices() and sample_scratch_floats() are in
+// mtdesk/quant/tiers.h, beside the memory estimate that counts the scratch.
 
 /// Chooses one token per row as transformers' logits processors would (repetition penalty →
 /// temperature → top-k → top-p, then a draw), with argmax (lowest id on ties) for greedy rows.

@@ -116,11 +116,10 @@ MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context
     // 16-bit activations of a step: residual, normed input, scratch, qkv, attention out,
     // gate+up, SwiGLU out.
     const std::size_t act = tmax * (2 * h + std::max(h, q) + q + 2 * kv + q + 3 * f) * 2;
-    // Per sampled row: its hidden state, 16-bit and fp32 logits, the sampler's candidates
-    // (kMaxSampleCandidates values and ids per 8,192-id slice, and two floats a slice).
-    const std::size_t slices = (static_cast<std::size_t>(c.vocab_size) + 8191) / 8192;
+    // Per sampled row: its hidden state, 16-bit and fp32 logits, the sampler's candidates.
     const std::size_t logits =
-        rows * (h * 2 + static_cast<std::size_t>(c.vocab_size) * (2 + 4) + slices * 514 * 4);
+        rows * (h * 2 + static_cast<std::size_t>(c.vocab_size) * (2 + 4)) +
+        sample_scratch_floats(static_cast<int>(rows), c.vocab_size) * sizeof(float);
     // Step metadata (tokens, positions, slots, block tables) and the sampler's histories.
     std::size_t max_context = context_tokens;
     if (c.max_position_embeddings > 0)

@@ -15,6 +15,10 @@ std::vector<DeviceInfo> devices() {
     return {};
 }
 
+std::optional<DeviceInfo> device_info(int) {
+    return std::nullopt;
+}
+
 std::unique_ptr<TranslationEngine> make_cuda_engine(const std::filesystem::path& model_dir,
                                                     const CudaEngineOptions&, const LoadProgress&) {
     unavailable(model_dir);

@@ -32,6 +32,10 @@ struct DeviceInfo {
 /// The CUDA devices this build can use (empty without CUDA or without a driver/device).
 std::vector<DeviceInfo> devices();
 
+/// Device `index`'s figures, its free memory as of now; nullopt when it cannot be queried
+/// (no such device, no CUDA). Leaves the calling thread's current device as it was.
+std::optional<DeviceInfo> device_info(int index);
+
 /// Operations of a decoder step that CudaEngineOptions::skip_ops can leave out, as bits.
 enum class StepOp : unsigned {
     QkvProj = 1,    ///< "qkv": the fused Q/K/V projection

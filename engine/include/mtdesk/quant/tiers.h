@@ -76,6 +76,28 @@ std::size_t kv_cache_bytes(const ModelConfig& config, std::size_t tokens, KvCach
 std::size_t split_kv_workspace_bytes(const ModelConfig& config, std::size_t max_context,
                                      std::size_t rows);
 
+/// Most candidates sampling considers per row: top_k is capped at this, and without top_k the
+/// nucleus is taken from this many most likely tokens (probabilities still over the full
+/// vocabulary).
+inline constexpr int kMaxSampleCandidates = 256;
+
+/// Vocabulary ids one block of the GPU sampler's first kernel (cuda::sample_tokens()) takes
+/// (staged in 32 KiB of shared memory as fp32).
+inline constexpr int kSampleSlice = 8192;
+
+/// kSampleSlice-id slices of a `vocab`-id vocabulary (the last one may be shorter).
+constexpr int sample_slices(int vocab) {
+    return (vocab + kSampleSlice - 1) / kSampleSlice;
+}
+
+/// Floats of the scratch the GPU sampler (cuda::sample_tokens()) needs for `rows` rows of a
+/// `vocab`-id vocabulary: per row the candidates of each kSampleSlice-id slice (up to
+/// kMaxSampleCandidates values and ids) and two floats a slice (8,224 floats a row for a 128k
+/// vocabulary).
+inline std::size_t sample_scratch_floats(int rows, int vocab) {
+    return static_cast<std::size_t>(rows) * sample_slices(vocab) * (2 * kMaxSampleCandidates + 2);
+}
+
 /// Most bytes of the 16-bit scratch into which INT tiers dequantise a weight for prefill
 /// GEMMs: larger layers are dequantised and multiplied in tiles of this size (the 7B gate+up
 /// in four), so that an INT4 7B with an 8k-token KV cache decoding one sequence fits in 6 GiB.
