@@ -20,7 +20,8 @@
 //   down; random weights) chained at one row of x as a decode step runs them, for BF16, INT8
 //   and INT4, and nothing else of the step: the floor the layers alone put under a batch-1 step.
 //   With --shared-weights every layer reads the first layer's weights (the 1.8B model's 24 MB
-//   then stay in L2): what the chain costs when device memory is not what it waits on.
+//   then stay in L2): what the chain costs when device memory is not what it waits on; with
+//   --int4 only the INT4 chain runs.
 //      ./bench_linear --boundaries
 //   chains of 256 dependent kernels that each load and store one value a thread: what a kernel
 //   boundary of a decode step costs, with and without programmatic dependent launch.
@@ -372,7 +373,7 @@ int run_stream() {
     return 0;
 }
 
-int run_chain(const std::string& model, bool shared) {
+int run_chain(const std::string& model, bool shared, bool int4_only) {
     // hidden, qkv rows (query + 2 · kv heads of 128), intermediate: mtdesk bench's --synthetic.
     int hidden = 0, qkv_rows = 0, inter = 0;
     if (model == "hy-mt-7b") {
@@ -396,7 +397,10 @@ int run_chain(const std::string& model, bool shared) {
     cudaStream_t stream;
     check(cudaStreamCreate(&stream), "cudaStreamCreate");
     cuda::LinearContext ctx = cuda::LinearContext::create(64u << 20);
-    for (WeightFormat f : {WeightFormat::BF16, WeightFormat::INT8, WeightFormat::INT4}) {
+    const std::vector<WeightFormat> formats =
+        int4_only ? std::vector{WeightFormat::INT4}
+                  : std::vector{WeightFormat::BF16, WeightFormat::INT8, WeightFormat::INT4};
+    for (WeightFormat f : formats) {
         std::size_t bytes = 0;
         const double s =
             time_chain(hidden, qkv_rows, inter, kLayers, f, shared, ctx, stream, bytes);
@@ -455,9 +459,18 @@ int run_boundaries() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if ((argc == 3 || (argc == 4 && std::string(argv[3]) == "--shared-weights")) &&
-        std::string(argv[1]) == "--chain")
-        return run_chain(argv[2], argc == 4);
+    if (argc >= 3 && std::string(argv[1]) == "--chain") {
+        bool shared = false, int4_only = false;
+        for (int i = 3; i < argc; ++i) {
+            const std::string a = argv[i];
+            if (a != "--shared-weights" && a != "--int4") {
+                std::fprintf(stderr, "--chain: unknown option %s\n", a.c_str());
+                return 2;
+            }
+            (a == "--int4" ? int4_only : shared) = true;
+        }
+        return run_chain(argv[2], shared, int4_only);
+    }
     if (argc == 2 && std::string(argv[1]) == "--boundaries") return run_boundaries();
     if (argc == 2 && std::string(argv[1]) == "--stream") return run_stream();
     std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
@@ -482,7 +495,7 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n"
-                         "       %s --chain hy-mt-7b|hy-mt1.5-1.8b [--shared-weights]\n"
+                         "       %s --chain hy-mt-7b|hy-mt1.5-1.8b [--shared-weights] [--int4]\n"
                          "       %s --stream\n"
                          "       %s --boundaries\n",
                          argv[0], argv[0], argv[0], argv[0]);
