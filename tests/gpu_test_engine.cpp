@@ -20,7 +20,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <span>
 #include <thread>
 
 #include "chrf.h"
@@ -31,6 +33,7 @@
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
+#include "mtdesk/quant/tiers.h"
 #include "mtdesk/runtime/generate.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translation_engine.h"
@@ -659,6 +662,72 @@ class TestCudaEngine : public QObject {
             QVERIFY2(grown <= est, qPrintable(QString::number(grown)));
             // And not far above: at most its 128 MiB allowance for the runtime.
             QVERIFY2(est - grown <= (128 << 20), qPrintable(QString::number(est - grown)));
+        }
+    }
+
+    // Every decode graph a session can reach is captured (each batch bucket up to 64 at each
+    // context bound), on the demo model and on the 1.8B shapes with random weights: as many as
+    // decode_graph_count() says, the memory they take within the estimate's term for them
+    // (kDecodeGraphBytes + kDecodeGraphBytesPerLayer a layer, a graph), and the device's peak
+    // within the estimate.
+    void decodeGraphsMemory() {
+        const ModelDir dir = ModelDir::open(kDemo);
+        const std::optional<ModelConfig> shapes = published_shapes("hy-mt1.5-1.8b", dir.config);
+        QVERIFY(shapes.has_value());
+        for (const bool synthetic : {false, true}) {
+            const ModelConfig& config = synthetic ? *shapes : dir.config;
+            const cuda::CudaEngineOptions o = options(Tier::INT4, synthetic ? 32768 : 4096, 64);
+            const MemoryEstimate e = estimate_memory(config, o.tier, std::size_t(o.kv_tokens),
+                                                     o.max_batch, o.kv_cache, o.max_step_tokens);
+            const int64_t before = vram_used();
+            int64_t loaded = 0, peak = 0;
+            int captured = 0, expected = 0, warm = 0;
+            {
+                auto m = synthetic ? cuda::CudaModel::synthetic(config, o)
+                                   : cuda::CudaModel::load(dir, o);
+                MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+                loaded = vram_used();
+                warm = m->graphs();  // the warm-up's
+                const int bs = o.block_size;
+                const int limit = m->max_blocks_per_sequence() * bs;
+                expected = decode_graph_count(o.max_batch, limit);
+                // One block table for every sequence: the steps' keys and values are not read.
+                std::vector<int32_t> table;
+                for (int b = 0; b < m->max_blocks_per_sequence(); ++b)
+                    table.push_back(m->allocate_block());
+                QVERIFY(table.back() >= 0);
+                const std::vector<int32_t> token{1};
+                for (int context = 256;; context = std::min(2 * context, limit)) {
+                    for (int batch = 1; batch <= o.max_batch;
+                         batch = batch < 8 ? 2 * batch : batch + 8) {
+                        std::vector<cuda::StepSequence> seqs(batch);
+                        for (cuda::StepSequence& s : seqs) {
+                            s.tokens = token;
+                            s.start = context - 1;
+                            s.block_table = std::span(table).first((context + bs - 1) / bs);
+                        }
+                        m->forward(seqs);
+                    }
+                    if (context >= limit) break;
+                }
+                MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+                peak = vram_used();
+                captured = m->graphs();
+            }
+            const int64_t graphs_grown = peak - loaded;
+            const int64_t graphs_term =
+                int64_t(captured - warm) *
+                int64_t(kDecodeGraphBytes + config.num_layers * kDecodeGraphBytesPerLayer);
+            const int64_t grown = peak - before, est = static_cast<int64_t>(e.total());
+            qInfo(
+                "decode graphs, %s int4: %d captured (%d at load), their memory %.1f MiB "
+                "(the estimate's term %.1f MiB); the device's use grew by %.1f MiB, estimate "
+                "%.1f MiB",
+                synthetic ? "1.8B shapes" : "demo model", captured, warm, graphs_grown / 1048576.0,
+                graphs_term / 1048576.0, grown / 1048576.0, est / 1048576.0);
+            QCOMPARE(captured, expected);
+            QVERIFY2(graphs_grown <= graphs_term, qPrintable(QString::number(graphs_grown)));
+            QVERIFY2(grown <= est, qPrintable(QString::number(grown)));
         }
     }
 

@@ -3,6 +3,9 @@
 
 #include <QTest>
 
+#include <set>
+#include <utility>
+
 #include "mtdesk/model/config.h"
 #include "mtdesk/quant/tiers.h"
 
@@ -143,10 +146,49 @@ class TestTiers : public QObject {
         QCOMPARE(split_kv_workspace_bytes(c, 16384, 64), std::size_t(64) * 32 * 32 * 130 * 4);
         const MemoryEstimate small = estimate_memory(c, Tier::INT4, 512, 64);
         const MemoryEstimate large = estimate_memory(c, Tier::INT4, 16384, 64);
-        QCOMPARE(large.workspace - small.workspace, split_kv_workspace_bytes(c, 16384, 64));
-        // A KV budget beyond the model's 32768 positions: partitions for 32768 only.
+        // Besides the partials, the decode graphs of the longer contexts: 11 batch buckets (1,
+        // 2, 4, 8, 16, ..., 64) times 7 context bounds (256 ... 16384) instead of 2 (256, 512),
+        // each a graph of 32 layers.
+        const std::size_t graph = kDecodeGraphBytes + std::size_t(32) * kDecodeGraphBytesPerLayer;
+        QCOMPARE(large.workspace - small.workspace,
+                 split_kv_workspace_bytes(c, 16384, 64) + 11 * (7 - 2) * graph);
+        // A KV budget beyond the model's 32768 positions: partitions and graphs for 32768 only.
         QCOMPARE(estimate_memory(c, Tier::INT4, 65536, 64).workspace - small.workspace,
-                 split_kv_workspace_bytes(c, 32768, 64));
+                 split_kv_workspace_bytes(c, 32768, 64) + 11 * (8 - 2) * graph);
+    }
+
+    // The decode graphs a session can capture: the distinct batch buckets over every batch up
+    // to the limit times the distinct context bounds over every context up to the limit (the
+    // engine keys its graphs by the pair), e.g. 11 × 8 = 88 for 64 sequences and 32768
+    // positions.
+    void decodeGraphs() {
+        QCOMPARE(decode_graph_batch(1, 64), 1);
+        QCOMPARE(decode_graph_batch(3, 64), 4);
+        QCOMPARE(decode_graph_batch(5, 64), 8);
+        QCOMPARE(decode_graph_batch(9, 64), 16);
+        QCOMPARE(decode_graph_batch(61, 64), 64);
+        QCOMPARE(decode_graph_batch(7, 6), 6);
+        QCOMPARE(decode_graph_context(1, 32768), 256);
+        QCOMPARE(decode_graph_context(257, 32768), 512);
+        QCOMPARE(decode_graph_context(20000, 32768), 32768);
+        QCOMPARE(decode_graph_context(600, 1000), 1000);
+        QCOMPARE(decode_graph_context(100, 100), 100);
+        QCOMPARE(decode_graph_count(64, 32768), 88);
+        QCOMPARE(decode_graph_count(1, 8192), 6);
+        QCOMPARE(decode_graph_count(256, 65536), (3 + 32) * 9);
+        QCOMPARE(decode_graph_count(0, 4096), 0);
+        QCOMPARE(decode_graph_bytes(64, 32768, 32),
+                 88 * (kDecodeGraphBytes + 32 * kDecodeGraphBytesPerLayer));
+        for (const auto& [batches, contexts] :
+             {std::pair{64, 32768}, std::pair{13, 1000}, std::pair{1, 100}, std::pair{256, 4096},
+              std::pair{6, 256}, std::pair{40, 257}}) {
+            std::set<int> b, ctx;
+            for (int n = 1; n <= batches; ++n)
+                b.insert(decode_graph_batch(n, batches));
+            for (int t = 1; t <= contexts; ++t)
+                ctx.insert(decode_graph_context(t, contexts));
+            QCOMPARE(decode_graph_count(batches, contexts), int(b.size() * ctx.size()));
+        }
     }
 
     // A step's activations grow with the step's token budget: per token the residual, the

@@ -23,6 +23,7 @@
 #include "mtdesk/error.h"
 #include "mtdesk/quant/quant_cache.h"
 #include "mtdesk/quant/quantize.h"
+#include "mtdesk/quant/tiers.h"
 
 namespace mtdesk::cuda {
 namespace {
@@ -901,23 +902,17 @@ class CudaModelImpl final : public CudaModel {
         if (layers_.empty()) rms_norm<T>(x, final_norm_.as<T>(), h, total, hidden, eps, stream_);
     }
 
-    /// The batch bucket of a decode step of `n` sequences: 1, 2, 4, 8, then multiples of 8 up
-    /// to the batch limit (vLLM's capture sizes), or 0 (eager) above kMaxGraphBatch.
+    /// The batch bucket of a decode step of `n` sequences (decode_graph_batch), or 0 (eager)
+    /// above the graph limit.
     int graph_bucket(int n) const {
         const int limit = std::min({max_seqs_, kMaxGraphBatch, options_.max_step_tokens});
-        if (n > limit) return 0;
-        const int b = n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : (n + 7) / 8 * 8;
-        return std::min(b, limit);
+        return n > limit ? 0 : decode_graph_batch(n, limit);
     }
 
-    /// A power of two >= `context` (at least 256), at most the longest context a sequence can
-    /// have: one graph serves every step whose contexts fit.
+    /// The context bound of a decode step (decode_graph_context), at most the longest context
+    /// a sequence can have.
     int context_bucket(int context) const {
-        const int limit = max_blocks_per_seq_ * options_.block_size;
-        int b = 256;
-        while (b < context)
-            b *= 2;
-        return std::min(b, std::max(limit, context));
+        return decode_graph_context(context, max_blocks_per_seq_ * options_.block_size);
     }
 
     /// Launches the graph of (batch, context), capturing it first if needed. False when capture
@@ -1014,7 +1009,6 @@ class CudaModelImpl final : public CudaModel {
     bool logits_on_host_ = false;
     // CUDA graphs of decode steps by (batch bucket, context bucket), and the KV block that
     // padding tokens write to (never handed to a sequence).
-    static constexpr int kMaxGraphBatch = 256;
     bool graphs_enabled_ = false;
     std::map<std::pair<int, int>, GraphExec> graphs_;
     int pad_block_ = 0;

@@ -140,15 +140,36 @@ MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context
         c, max_context, std::min(std::max(rows, std::size_t(kSplitKvRows)), tmax));
     // cuBLAS's workspace (32 MiB, given to it at load), 32 MiB for split-K partial sums and
     // small buffers, and 128 MiB that the CUDA runtime takes beyond the engine's buffers as it
-    // runs (cuBLAS's handle, the captured decode graphs, allocation granularity: 82-115 MiB
-    // measured on an H200 across models and tiers, docs/benchmarks.md).
+    // runs (cuBLAS's handle, allocation granularity: 90-109 MiB measured on an H200 without
+    // graphs, docs/benchmarks.md).
     constexpr std::size_t fixed = (32ull + 32 + 128) << 20;
+    // The decode graphs of every batch bucket and context bound a session can reach (the
+    // engine's context limit: whole blocks of 16 up to max_position_embeddings).
+    const int graph_batch = std::min({max_batch, kMaxGraphBatch, step_tokens});
+    const std::size_t graphs = decode_graph_bytes(
+        graph_batch,
+        static_cast<int>(std::min<std::size_t>((max_context + 15) / 16 * 16, std::size_t{1} << 30)),
+        c.num_layers);
     // The KV cache is allocated in whole blocks of 16, plus one for the padded rows of CUDA-graph
     // decode steps.
     const std::size_t kv_pad =
         kv_cache_bytes(c, (context_tokens + 15) / 16 * 16 + 16 - context_tokens, kv_dtype);
-    e.workspace = act + logits + meta + rope + linear + split + kv_pad + fixed;
+    e.workspace = act + logits + meta + rope + linear + split + kv_pad + fixed + graphs;
     return e;
+}
+
+int decode_graph_count(int batch_limit, int context_limit) {
+    if (batch_limit < 1 || context_limit < 1) return 0;
+    int batches = 0;  // the distinct decode_graph_batch(n, batch_limit) for n = 1 .. limit
+    for (int n = 1; n <= batch_limit; ++n)
+        if (n == 1 || decode_graph_batch(n, batch_limit) != decode_graph_batch(n - 1, batch_limit))
+            ++batches;
+    int contexts = 0;  // 256, 512, ... below the limit, and the limit itself
+    for (long b = 256;; b *= 2) {
+        ++contexts;
+        if (b >= context_limit) break;
+    }
+    return batches * contexts;
 }
 
 std::string tier_fit_error(const ModelConfig& c, Tier t, std::size_t context_tokens, int max_batch,

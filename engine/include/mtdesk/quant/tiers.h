@@ -98,6 +98,48 @@ inline std::size_t sample_scratch_floats(int rows, int vocab) {
     return static_cast<std::size_t>(rows) * sample_slices(vocab) * (2 * kMaxSampleCandidates + 2);
 }
 
+/// Most sequences a decode step replays from a CUDA graph; larger batches launch kernel by
+/// kernel.
+inline constexpr int kMaxGraphBatch = 256;
+
+/// The batch bucket of a CUDA-graph decode step of `n` sequences (1 <= n <= limit): 1, 2, 4,
+/// then multiples of 8, at most `limit` (vLLM's capture sizes). The step is padded to it.
+constexpr int decode_graph_batch(int n, int limit) {
+    const int b = n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : (n + 7) / 8 * 8;
+    return b < limit ? b : limit;
+}
+
+/// The context bound of a CUDA-graph decode step whose longest context is `context` positions:
+/// a power of two >= context (at least 256), at most `limit` (the longest context a sequence
+/// can have). One graph serves every step whose batch bucket and bound are the same.
+constexpr int decode_graph_context(int context, int limit) {
+    long b = 256;
+    while (b < context)
+        b *= 2;
+    const long cap = limit > context ? limit : context;
+    return static_cast<int>(b < cap ? b : cap);
+}
+
+/// How many decode graphs an engine can capture over a session: batch buckets of up to
+/// `batch_limit` sequences times context bounds up to `context_limit` positions
+/// (decode_graph_batch, decode_graph_context). E.g. 88 for 64 sequences and 32,768 positions.
+int decode_graph_count(int batch_limit, int context_limit);
+
+/// Device memory a captured decode graph holds beyond the engine's buffers (its nodes' launch
+/// state, the kernels it loads): kDecodeGraphBytes and kDecodeGraphBytesPerLayer for each
+/// decoder layer. Measured on an H200 with every graph of a session captured
+/// (gpu_test_engine::decodeGraphsMemory): 0.95 MiB a graph of the 32-layer 1.8B shapes (88
+/// graphs, contexts up to 32,768), 0.25 MiB of the 8-layer demo model (55); these give 1.31
+/// and 0.38.
+inline constexpr std::size_t kDecodeGraphBytes = 64 << 10;
+inline constexpr std::size_t kDecodeGraphBytesPerLayer = 40 << 10;
+
+/// decode_graph_count(batch_limit, context_limit) graphs of a `layers`-layer model, bytes.
+inline std::size_t decode_graph_bytes(int batch_limit, int context_limit, int layers) {
+    return static_cast<std::size_t>(decode_graph_count(batch_limit, context_limit)) *
+           (kDecodeGraphBytes + static_cast<std::size_t>(layers) * kDecodeGraphBytesPerLayer);
+}
+
 /// Most bytes of the 16-bit scratch into which INT tiers dequantise a weight for prefill
 /// GEMMs: larger layers are dequantised and multiplied in tiles of this size (the 7B gate+up
 /// in four), so that an INT4 7B with an 8k-token KV cache decoding one sequence fits in 6 GiB.
@@ -115,8 +157,9 @@ inline constexpr int kDefaultStepTokens = 1024;
 /// cache's padding (whole blocks of 16 and one for CUDA-graph steps), the
 /// split-KV attention's partials for contexts up to min(context_tokens,
 /// max_position_embeddings), cuBLAS's 32 MiB workspace, 32 MiB for split-K sums and small
-/// buffers, and 128 MiB for what the CUDA runtime takes as the engine runs: its handles, the
-/// captured decode graphs, allocation granularity). The same terms as CudaModel's allocations,
+/// buffers, 128 MiB for what the CUDA runtime takes as the engine runs (its handles,
+/// allocation granularity) and the decode graphs the engine can capture (decode_graph_bytes)).
+/// The same terms as CudaModel's allocations,
 /// so it bounds what loading and running add to the device's memory in use; the CUDA context
 /// itself (a few hundred MiB, there before anything is loaded) is not included.
 /// `gpu_test_engine::memoryEstimate` checks it against the engine's allocations and the
