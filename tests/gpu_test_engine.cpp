@@ -668,8 +668,8 @@ class TestCudaEngine : public QObject {
     // Every decode graph a session can reach is captured (each batch bucket up to 64 at each
     // context bound), on the demo model and on the 1.8B shapes with random weights: as many as
     // decode_graph_count() says, the memory they take within the estimate's term for them
-    // (kDecodeGraphBytes + kDecodeGraphBytesPerLayer a layer, a graph), and the device's peak
-    // within the estimate.
+    // (kDecodeGraphBytes + kDecodeGraphBytesPerLayer a layer, a graph), and the device's use
+    // with all of them within the estimate.
     void decodeGraphsMemory() {
         const ModelDir dir = ModelDir::open(kDemo);
         const std::optional<ModelConfig> shapes = published_shapes("hy-mt1.5-1.8b", dir.config);
@@ -680,18 +680,19 @@ class TestCudaEngine : public QObject {
             const MemoryEstimate e = estimate_memory(config, o.tier, std::size_t(o.kv_tokens),
                                                      o.max_batch, o.kv_cache, o.max_step_tokens);
             const int64_t before = vram_used();
-            int64_t loaded = 0, peak = 0;
+            int64_t loaded = 0, after = 0;
             int captured = 0, expected = 0, warm = 0;
             {
                 auto m = synthetic ? cuda::CudaModel::synthetic(config, o)
                                    : cuda::CudaModel::load(dir, o);
                 MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
                 loaded = vram_used();
-                warm = m->graphs();  // the warm-up's
+                warm = m->graphs();  // captured at load (none: load() does not warm up)
                 const int bs = o.block_size;
                 const int limit = m->max_blocks_per_sequence() * bs;
                 expected = decode_graph_count(o.max_batch, limit);
-                // One block table for every sequence: the steps' keys and values are not read.
+                // One block table for every sequence: what the steps write and read is not
+                // looked at, only the graphs and the memory they take.
                 std::vector<int32_t> table;
                 for (int b = 0; b < m->max_blocks_per_sequence(); ++b)
                     table.push_back(m->allocate_block());
@@ -711,14 +712,14 @@ class TestCudaEngine : public QObject {
                     if (context >= limit) break;
                 }
                 MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
-                peak = vram_used();
+                after = vram_used();
                 captured = m->graphs();
             }
-            const int64_t graphs_grown = peak - loaded;
+            const int64_t graphs_grown = after - loaded;
             const int64_t graphs_term =
                 int64_t(captured - warm) *
                 int64_t(kDecodeGraphBytes + config.num_layers * kDecodeGraphBytesPerLayer);
-            const int64_t grown = peak - before, est = static_cast<int64_t>(e.total());
+            const int64_t grown = after - before, est = static_cast<int64_t>(e.total());
             qInfo(
                 "decode graphs, %s int4: %d captured (%d at load), their memory %.1f MiB "
                 "(the estimate's term %.1f MiB); the device's use grew by %.1f MiB, estimate "

@@ -3,6 +3,7 @@
 
 #include <QTest>
 
+#include <array>
 #include <set>
 #include <utility>
 
@@ -162,17 +163,16 @@ class TestTiers : public QObject {
     // engine keys its graphs by the pair), e.g. 11 × 8 = 88 for 64 sequences and 32768
     // positions.
     void decodeGraphs() {
-        QCOMPARE(decode_graph_batch(1, 64), 1);
-        QCOMPARE(decode_graph_batch(3, 64), 4);
-        QCOMPARE(decode_graph_batch(5, 64), 8);
-        QCOMPARE(decode_graph_batch(9, 64), 16);
-        QCOMPARE(decode_graph_batch(61, 64), 64);
-        QCOMPARE(decode_graph_batch(7, 6), 6);
-        QCOMPARE(decode_graph_context(1, 32768), 256);
-        QCOMPARE(decode_graph_context(257, 32768), 512);
-        QCOMPARE(decode_graph_context(20000, 32768), 32768);
-        QCOMPARE(decode_graph_context(600, 1000), 1000);
-        QCOMPARE(decode_graph_context(100, 100), 100);
+        // (n or context, limit, bucket)
+        for (const auto& [n, limit, want] :
+             {std::array{1, 64, 1}, std::array{3, 64, 4}, std::array{5, 64, 8},
+              std::array{9, 64, 16}, std::array{61, 64, 64}, std::array{7, 6, 6}})
+            QCOMPARE(decode_graph_batch(n, limit), want);
+        for (const auto& [context, limit, want] :
+             {std::array{1, 32768, 256}, std::array{257, 32768, 512},
+              std::array{20000, 32768, 32768}, std::array{600, 1000, 1000},
+              std::array{100, 100, 100}})
+            QCOMPARE(decode_graph_context(context, limit), want);
         QCOMPARE(decode_graph_count(64, 32768), 88);
         QCOMPARE(decode_graph_count(1, 8192), 6);
         QCOMPARE(decode_graph_count(256, 65536), (3 + 32) * 9);
