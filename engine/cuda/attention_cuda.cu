@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cuda/async_copy_cuda.cuh"
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
 #include "cuda/launch_cuda.cuh"
@@ -663,8 +664,10 @@ void launch_partitions(dim3 grid, cudaStream_t stream, int pairs, int group, con
 
 // ---- Tensor-core prefill ----
 
-constexpr int kTcRows = 64;  // query rows per block: 16 per warp, one m16 tile each
-constexpr int kTcKeys = 64;  // keys per tile
+constexpr int kTcWarps = 4;  // warps per block of the tensor-core prefill
+constexpr int kTcThreads = 32 * kTcWarps;
+constexpr int kTcRows = 16 * kTcWarps;  // query rows per block: one m16 tile per warp
+constexpr int kTcKeys = 64;             // keys per tile
 
 // mma.sync m16n8k16 with fp32 accumulators (sm_80+), and two fp32 values packed as T×2 (the
 // lower column in the lower half, as the fragments expect).
@@ -740,58 +743,67 @@ __device__ __forceinline__ void ldmatrix_x2_trans(uint32_t& r0, uint32_t& r1, co
 #endif
 }
 
-/// Stages a tile of kTcKeys keys' K and V rows of a 16-bit cache (head_dim d, a multiple of
-/// 8) in shared memory, zeros past head_dim and for keys without a row (s_row < 0): each
-/// thread's 16-byte chunks, at most 8 of K and 8 of V loaded before any is stored.
+/// Queues the copies of a tile of kTcKeys keys' K and V rows of a 16-bit cache (head_dim d, a
+/// multiple of 8; rows 16-byte aligned) into shared memory as one cp.async group of this
+/// thread's: zeros past head_dim and for keys without a row (s_row < 0). The caller waits for
+/// the group (cp_async_wait) and then meets the block at a barrier before reading the tile.
 template <int kDPad, typename T, int kStride>
-__device__ __forceinline__ void load_tile_16(T (&s_k)[kTcKeys][kStride], T (&s_v)[kTcKeys][kStride],
-                                             const int64_t (&s_row)[kTcKeys],
-                                             const T* __restrict__ k_cache,
-                                             const T* __restrict__ v_cache, int d) {
-    constexpr int kChunks = kDPad / 8;                  // 16-byte chunks per row
-    constexpr int kPer = kTcKeys * kChunks / kThreads;  // per thread: kDPad / 16
-    constexpr int kPass = kPer > 8 ? 8 : kPer;          // loads in flight per pass
-    static_assert(kTcKeys * kChunks % kThreads == 0 && kPer % kPass == 0);
+__device__ __forceinline__ void copy_tile_async(T (&s_k)[kTcKeys][kStride],
+                                                T (&s_v)[kTcKeys][kStride],
+                                                const int64_t (&s_row)[kTcKeys],
+                                                const T* __restrict__ k_cache,
+                                                const T* __restrict__ v_cache, int d) {
+    constexpr int kChunks = kDPad / 8;  // 16-byte chunks per row
+    static_assert(kTcKeys * kChunks % kTcThreads == 0);
 #pragma unroll
-    for (int p0 = 0; p0 < kPer; p0 += kPass) {
-        uint4 kk[kPass], vv[kPass];
-#pragma unroll
-        for (int j = 0; j < kPass; ++j) {
-            const int i = threadIdx.x + (p0 + j) * kThreads;
-            const int key = i / kChunks, dim = (i % kChunks) * 8;
-            const int64_t row = s_row[key];
-            const bool ok = row >= 0 && dim < d;
-            kk[j] = ok ? *reinterpret_cast<const uint4*>(k_cache + row * d + dim)
-                       : make_uint4(0, 0, 0, 0);
-            vv[j] = ok ? *reinterpret_cast<const uint4*>(v_cache + row * d + dim)
-                       : make_uint4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int j = 0; j < kPass; ++j) {
-            const int i = threadIdx.x + (p0 + j) * kThreads;
-            const int key = i / kChunks, dim = (i % kChunks) * 8;
-            *reinterpret_cast<uint4*>(&s_k[key][dim]) = kk[j];
-            *reinterpret_cast<uint4*>(&s_v[key][dim]) = vv[j];
-        }
+    for (int j = 0; j < kTcKeys * kChunks / kTcThreads; ++j) {
+        const int i = threadIdx.x + j * kTcThreads;
+        const int key = i / kChunks, dim = (i % kChunks) * 8;
+        const int64_t row = s_row[key];
+        const bool ok = row >= 0 && dim < d;
+        const int64_t at = ok ? row * d + dim : 0;  // a valid address even when nothing is read
+        cp_async_16(&s_k[key][dim], k_cache + at, ok);
+        cp_async_16(&s_v[key][dim], v_cache + at, ok);
     }
+    cp_async_commit();
 }
 
-// grid (ceil(tokens / 64), heads), 4 warps. Block (b, h) takes the step's tokens 64b .. 64b + 63
+/// Tiles of K and V the prefill kernel keeps in shared memory at once: two for a 16-bit cache
+/// (the next tile's copies in flight while this one is computed), one for an int8 cache (its
+/// values are dequantised on the way in, through registers).
+template <typename C>
+constexpr int kTcStages = std::is_same_v<C, int8_t> ? 1 : 2;
+
+/// Dynamic shared memory of prefill_attention_kernel<T, C, kDPad>, bytes: kTcStages<C> tiles of
+/// K, then as many of V, rows of kDPad + 8 elements.
+template <typename T, typename C, int kDPad>
+constexpr std::size_t tc_shared_bytes() {
+    return 2 * sizeof(T) * kTcKeys * (kDPad + 8) * kTcStages<C>;
+}
+
+// grid (heads, ceil(tokens / 64)), 4 warps, tc_shared_bytes<T, C, kDPad>() of dynamic
+// shared memory. Block (h, b) takes the step's tokens 64b' .. 64b' + 63 with b' = gridDim.y - 1 - b
+// (the last rows attend the most keys: they start first and the short blocks fill the tail)
 // for query head h, finds the prefill runs among them (maximal stretches of one sequence at
 // consecutive positions, two tokens or more, possibly continuing in the next or previous
 // block) and attends each run's rows at once: warp w owns rows 16w .. 16w + 15 (one m16 tile;
 // rows outside the run are computed as dummies and not written). Keys come in tiles of 64
-// positions, from 0 to the run's last position, staged in shared memory: S = Q K^T on tensor
-// cores (fp32), times the softmax scale (and, for an int8 cache, each key's scale: int8 keys
-// are exact in T, so the product is exact up to summation order); the causal mask; the online
-// softmax in fp32 per row; P rounded to T and O += P V on tensor cores (int8 values are
+// positions, from 0 to the run's last position, staged in shared memory (from a 16-bit cache
+// by cp.async, the next tile's copies in flight while this one is computed): S = Q K^T on
+// tensor cores (fp32), times the softmax scale (and, for an int8 cache, each key's scale: int8
+// keys are exact in T, so the product is exact up to summation order); the causal mask; the
+// online softmax in fp32 per row; P rounded to T and O += P V on tensor cores (int8 values are
 // dequantised to T in shared memory, v * scale rounded to T: fp16's range could not hold
 // p * scale for small probabilities). head_dim is padded with zeros to kDPad (a multiple of
 // 16).
 // A row's arithmetic does not depend on which rows share its block: tiles past its position
 // are fully masked and change nothing (the running maximum stays, exp(0) = 1, p = 0).
+// Held to one block per multiprocessor at least: ptxas then allocates the registers freely
+// (232 at head_dim 128, two blocks resident), where its default kept 178 and the same two
+// blocks ran 13 % slower (2,048-token prefill on an H200, 419 against 372 us; 168 registers
+// for three blocks: 381 us).
 template <typename T, typename C, int kDPad>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kTcThreads, 1)
     prefill_attention_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
                              const int32_t* __restrict__ block_tables, int max_blocks,
                              const int32_t* __restrict__ token_seq,
@@ -804,17 +816,19 @@ __global__ void __launch_bounds__(kThreads)
     // Rows 16 bytes further than a multiple of 128 apart: ldmatrix reads 8 rows without bank
     // conflicts.
     constexpr int kStride = kDPad + 8;
-    __shared__ __align__(16) T s_k[kTcKeys][kStride];
-    __shared__ __align__(16) T s_v[kTcKeys][kStride];
+    using Tile = T[kTcKeys][kStride];
+    MTDESK_DYNAMIC_SHARED(unsigned char, s_tiles);
+    Tile* s_k = reinterpret_cast<Tile*>(s_tiles);  // [kTcStages<C>]
+    Tile* s_v = s_k + kTcStages<C>;
     __shared__ float s_kscale[kTcKeys], s_vscale[kTcKeys];
-    __shared__ int64_t s_row[kTcKeys];  // head-vector index of each key, -1: none
-    __shared__ int s_seq[kTcRows + 2], s_pos[kTcRows + 2];  // rows -1 .. 64 of the block
+    __shared__ int64_t s_row[2][kTcKeys];  // head-vector index of each key, -1: none
+    __shared__ int s_seq[kTcRows + 2], s_pos[kTcRows + 2];  // rows -1 .. kTcRows of the block
 
-    const int w0 = blockIdx.x * kTcRows, h = blockIdx.y;
+    const int w0 = (gridDim.y - 1 - blockIdx.y) * kTcRows, h = blockIdx.x;
     const int g = h / (heads / kv_heads);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int gid = lane >> 2, tid4 = lane & 3;
-    for (int i = threadIdx.x; i < kTcRows + 2; i += kThreads) {
+    for (int i = threadIdx.x; i < kTcRows + 2; i += kTcThreads) {
         const int t = w0 - 1 + i;
         const bool ok = t >= 0 && t < tokens;
         s_seq[i] = ok ? token_seq[t] : -1;
@@ -827,6 +841,10 @@ __global__ void __launch_bounds__(kThreads)
     };
     const C* k_cache = static_cast<const C*>(cache.k);
     const C* v_cache = static_cast<const C*>(cache.v);
+    // 16-bit rows of whole, aligned 16-byte chunks go through the cp.async pipeline.
+    const bool pipelined =
+        !kInt8 && d % 8 == 0 &&
+        (reinterpret_cast<uintptr_t>(k_cache) | reinterpret_cast<uintptr_t>(v_cache)) % 16 == 0;
     const int rows = min(kTcRows, tokens - w0);
     for (int a = 0; a < rows;) {  // every thread walks the same runs
         int e = a + 1;
@@ -870,35 +888,51 @@ __global__ void __launch_bounds__(kThreads)
         float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
 
         const int tiles = p_last / kTcKeys + 1;
-        for (int kt = 0; kt < tiles; ++kt) {
-            __syncthreads();  // the previous tile (or run) is read
-            if (threadIdx.x < kTcKeys) {
-                const int j = kt * kTcKeys + threadIdx.x;
-                int64_t row = -1;
-                if (j <= p_last)
-                    row = (static_cast<int64_t>(table[j / block_size]) * block_size +
-                           j % block_size) *
-                              kv_heads +
-                          g;
-                s_row[threadIdx.x] = row;
-                if constexpr (kInt8) {
-                    s_kscale[threadIdx.x] = row >= 0 ? cache.k_scale[row] : 0.0f;
-                    s_vscale[threadIdx.x] = row >= 0 ? cache.v_scale[row] : 0.0f;
-                }
+        // Tile kt's cache rows (and an int8 cache's scales) into s_row[buf]: threads < kTcKeys.
+        auto find_rows = [&](int kt, int buf) {
+            if (threadIdx.x >= kTcKeys) return;
+            const int j = kt * kTcKeys + threadIdx.x;
+            int64_t row = -1;
+            if (j <= p_last)
+                row = (static_cast<int64_t>(table[j / block_size]) * block_size + j % block_size) *
+                          kv_heads +
+                      g;
+            s_row[buf][threadIdx.x] = row;
+            if constexpr (kInt8) {
+                s_kscale[threadIdx.x] = row >= 0 ? cache.k_scale[row] : 0.0f;
+                s_vscale[threadIdx.x] = row >= 0 ? cache.v_scale[row] : 0.0f;
             }
+        };
+        if (pipelined) {
+            __syncthreads();  // the previous run's tiles and rows are read
+            find_rows(0, 0);
+            find_rows(1, 1);
             __syncthreads();
-            // Keys past the run and dimensions past head_dim are zeros.
-            if (!kInt8 && d % 8 == 0) {
-                // 16-bit rows of whole 16-byte chunks: every load of the tile issued before
-                // the first store, not a round trip to L2 at a time (one 2,093-token 7B bf16
-                // prefill 115-123 -> 79-85 ms).
-                load_tile_16<kDPad>(s_k, s_v, s_row, reinterpret_cast<const T*>(k_cache),
-                                    reinterpret_cast<const T*>(v_cache), d);
+            copy_tile_async<kDPad>(s_k[0], s_v[0], s_row[0], reinterpret_cast<const T*>(k_cache),
+                                   reinterpret_cast<const T*>(v_cache), d);
+        }
+        for (int kt = 0; kt < tiles; ++kt) {
+            const int stage = pipelined ? kt % 2 : 0;
+            if (pipelined) {
+                // Tile kt is home (this thread's copies, then everyone's at the barrier); every
+                // warp is done with tile kt - 1, whose stage takes tile kt + 1 now, and
+                // s_row[(kt + 1) % 2] holds tile kt + 1's rows.
+                cp_async_wait<0>();
+                __syncthreads();
+                if (kt + 1 < tiles)
+                    copy_tile_async<kDPad>(s_k[1 - stage], s_v[1 - stage], s_row[1 - stage],
+                                           reinterpret_cast<const T*>(k_cache),
+                                           reinterpret_cast<const T*>(v_cache), d);
+                find_rows(kt + 2, stage);  // read after the next iteration's barrier
             } else {
-                // K and V rows in pairs.
-                for (int i = threadIdx.x; i < kTcKeys * (kDPad / 2); i += kThreads) {
+                __syncthreads();  // the previous tile (or run) is read
+                find_rows(kt, 0);
+                __syncthreads();
+                // K and V rows in pairs (an int8 cache, or rows that are not whole 16-byte
+                // chunks); keys past the run and dimensions past head_dim are zeros.
+                for (int i = threadIdx.x; i < kTcKeys * (kDPad / 2); i += kTcThreads) {
                     const int key = i / (kDPad / 2), dim = 2 * (i % (kDPad / 2));
-                    const int64_t row = s_row[key];
+                    const int64_t row = s_row[0][key];
                     uint32_t kk = 0u, vv = 0u;
                     if (row >= 0 && dim < d) {
                         if constexpr (kInt8) {
@@ -914,12 +948,14 @@ __global__ void __launch_bounds__(kThreads)
                             vv = *reinterpret_cast<const uint32_t*>(v_cache + row * d + dim);
                         }
                     }
-                    *reinterpret_cast<uint32_t*>(&s_k[key][dim]) = kk;
-                    *reinterpret_cast<uint32_t*>(&s_v[key][dim]) = vv;
+                    *reinterpret_cast<uint32_t*>(&s_k[0][key][dim]) = kk;
+                    *reinterpret_cast<uint32_t*>(&s_v[0][key][dim]) = vv;
                 }
+                __syncthreads();
             }
-            __syncthreads();
             if (!active || kt * kTcKeys > warp_last) continue;  // all masked for this warp
+            const Tile& tk = s_k[stage];
+            const Tile& tv = s_v[stage];
 
             // S = Q K^T: 16 rows x 64 keys per warp, as 8 m16n8 tiles.
             float sc[kTcKeys / 8][4];
@@ -929,7 +965,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
                 for (int ks = 0; ks < kDPad / 16; ++ks) {
                     uint32_t b0, b1;
-                    ldmatrix_x2(b0, b1, &s_k[nt * 8 + (lane & 7)][ks * 16 + ((lane >> 3) & 1) * 8]);
+                    ldmatrix_x2(b0, b1, &tk[nt * 8 + (lane & 7)][ks * 16 + ((lane >> 3) & 1) * 8]);
                     TensorOp<T>::mma(sc[nt], qa[ks], b0, b1);
                 }
             }
@@ -986,7 +1022,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
                 for (int nd = 0; nd < kDPad / 8; ++nd) {
                     uint32_t b0, b1;
-                    ldmatrix_x2_trans(b0, b1, &s_v[kk * 16 + (lane & 15)][nd * 8]);
+                    ldmatrix_x2_trans(b0, b1, &tv[kk * 16 + (lane & 15)][nd * 8]);
                     TensorOp<T>::mma(o[nd], pa, b0, b1);
                 }
             }
@@ -1018,19 +1054,38 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
+template <typename T, typename C, int kDPad>
+void launch_prefill_padded(cudaStream_t stream, const T* q, int64_t q_stride,
+                           const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
+                           const int32_t* token_seq, const int32_t* token_pos, T* out, int tokens,
+                           int heads, int kv_heads, int d, int block_size, float scale) {
+    constexpr auto kernel = prefill_attention_kernel<T, C, kDPad>;
+    constexpr std::size_t bytes = tc_shared_bytes<T, C, kDPad>();
+#if !defined(MTDESK_CUDA_HOST_EMULATION)
+    // Opted in once per kernel (the engine drives one device) where above 48 KiB.
+    if constexpr (bytes > 48 * 1024) {
+        static const cudaError_t opted = cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+        MTDESK_CUDA_CHECK(opted);
+    }
+#endif
+    const dim3 grid(heads, (tokens + kTcRows - 1) / kTcRows);
+    launch(kernel, grid, dim3(kTcThreads), bytes, stream, q, q_stride, cache, block_tables,
+           max_blocks, token_seq, token_pos, out, tokens, heads, kv_heads, d, block_size, scale);
+    MTDESK_CUDA_CHECK_LAUNCH();
+}
+
 template <typename T, typename C>
 void launch_prefill(int pad, cudaStream_t stream, const T* q, int64_t q_stride,
                     const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
                     const int32_t* token_seq, const int32_t* token_pos, T* out, int tokens,
                     int heads, int kv_heads, int d, int block_size, float scale) {
-    auto kernel = pad == 32   ? prefill_attention_kernel<T, C, 32>
-                  : pad == 48 ? prefill_attention_kernel<T, C, 48>
-                  : pad == 64 ? prefill_attention_kernel<T, C, 64>
-                              : prefill_attention_kernel<T, C, 128>;
-    const dim3 grid((tokens + kTcRows - 1) / kTcRows, heads);
-    launch(kernel, dim3(grid), dim3(kThreads), 0, stream, q, q_stride, cache, block_tables,
-           max_blocks, token_seq, token_pos, out, tokens, heads, kv_heads, d, block_size, scale);
-    MTDESK_CUDA_CHECK_LAUNCH();
+    auto run = pad == 32   ? launch_prefill_padded<T, C, 32>
+               : pad == 48 ? launch_prefill_padded<T, C, 48>
+               : pad == 64 ? launch_prefill_padded<T, C, 64>
+                           : launch_prefill_padded<T, C, 128>;
+    run(stream, q, q_stride, cache, block_tables, max_blocks, token_seq, token_pos, out, tokens,
+        heads, kv_heads, d, block_size, scale);
 }
 
 /// Whether the current device runs mma.sync m16n8k16 in bf16/fp16 (sm_80 and later).

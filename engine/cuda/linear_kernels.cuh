@@ -18,6 +18,7 @@
 
 #include "cuda/launch_cuda.cuh"  // with MTDESK_CUDA_HOST_EMULATION, also the emulation
 // (first: the emulation's built-ins must precede the helpers below)
+#include "cuda/async_copy_cuda.cuh"
 #include "cuda/dtype_cuda.cuh"
 
 namespace mtdesk::cuda::detail {
@@ -557,46 +558,6 @@ struct MmaGemvArgs {
 // Weight rows per warp of the tensor-core GEMV for kN tiles.
 template <int kN>
 constexpr int kMmaWarpRows = 8 * kN;
-
-// Asynchronous copies global -> shared (sm_80+), completed in groups: cp_async_commit() closes
-// the group of this thread's copies since the last commit, cp_async_wait<N>() waits until at
-// most its N most recent groups are in flight. The "memory" clobbers keep the compiler from
-// moving shared-memory reads across them.
-// 16 bytes, L1 bypassed; `valid` false writes zeros instead (global must still be a valid address).
-__device__ __forceinline__ void cp_async_16(void* shared, const void* global, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(global),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-#elif defined(MTDESK_CUDA_HOST_EMULATION)
-    emulation::cp_async(shared, global, 16, valid ? 16 : 0);
-#endif
-}
-// 4 bytes (a 4-byte aligned global address).
-__device__ __forceinline__ void cp_async_4(void* shared, const void* global) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(global) : "memory");
-#elif defined(MTDESK_CUDA_HOST_EMULATION)
-    emulation::cp_async(shared, global, 4, 4);
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#elif defined(MTDESK_CUDA_HOST_EMULATION)
-    emulation::cp_async_commit();
-#endif
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-#elif defined(MTDESK_CUDA_HOST_EMULATION)
-    emulation::cp_async_wait(N);
-#endif
-}
 
 /// Shared memory of mma_gemv_kernel (its dynamic shared memory, bytes()): per thread, a ring of
 /// kStages slots, each one round's kN 16-byte weight chunks, indexed [slot][tile][thread] so
