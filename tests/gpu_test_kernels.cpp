@@ -415,10 +415,12 @@ class TestKernels : public QObject {
         }
     }
 
+    // `tokens`: 37 runs the decode shape (a warp per block), 131 the prefill shape (four warps
+    // a block, the last one partly empty).
     template <typename T>
-    void check_qkv_rope_cache(int head_dim, cuda::QkNorm norm) {
+    void check_qkv_rope_cache(int head_dim, cuda::QkNorm norm, int tokens) {
         std::mt19937 rng(2);
-        const int tokens = 37, heads = 4, kvh = 2, width = (heads + 2 * kvh) * head_dim;
+        const int heads = 4, kvh = 2, width = (heads + 2 * kvh) * head_dim;
         const int half = head_dim / 2, block = 16, max_pos = 300;
         auto qkv = random_values<T>(size_t(tokens) * width, rng);
         const auto bias = random_values<T>(width, rng, 0.1f);
@@ -426,7 +428,7 @@ class TestKernels : public QObject {
         std::vector<int32_t> positions(tokens), slot_ids(tokens);
         for (int t = 0; t < tokens; ++t) {
             positions[t] = (t * 7) % max_pos;
-            slot_ids[t] = t * 3 + 1;  // scattered slots in a cache of 8 blocks
+            slot_ids[t] = t * 3 + 1;
         }
         ModelConfig cfg;
         cfg.head_dim = head_dim;
@@ -464,7 +466,8 @@ class TestKernels : public QObject {
                 cpu::rms_norm(kt, kn.data(), kt, kvh, head_dim, 1e-6f);
             }
         }
-        const std::size_t cache_elems = size_t(8) * block * kvh * head_dim;
+        // Scattered slots (t * 3 + 1) in a cache of just enough blocks.
+        const std::size_t cache_elems = size_t(3 * tokens / block + 1) * block * kvh * head_dim;
         DeviceBuffer dqkv = to_device<T>(qkv), dbias = to_device<T>(bias), dqn = to_device<T>(qn),
                      dkn = to_device<T>(kn);
         DeviceBuffer dcos(cs.size() * 4), dsin(sn.size() * 4);
@@ -1243,9 +1246,18 @@ class TestKernels : public QObject {
     }
     void rmsNormBf16() { check_rms_norm<__nv_bfloat16>(); }
     void rmsNormFp16() { check_rms_norm<__half>(); }
-    void ropeHunyuanBf16() { check_qkv_rope_cache<__nv_bfloat16>(128, cuda::QkNorm::AfterRope); }
-    void ropeQwen3Fp16() { check_qkv_rope_cache<__half>(64, cuda::QkNorm::BeforeRope); }
-    void ropePlainOddDim() { check_qkv_rope_cache<__nv_bfloat16>(40, cuda::QkNorm::None); }
+    void ropeHunyuanBf16() {
+        for (int tokens : {37, 131})
+            check_qkv_rope_cache<__nv_bfloat16>(128, cuda::QkNorm::AfterRope, tokens);
+    }
+    void ropeQwen3Fp16() {
+        for (int tokens : {37, 131})
+            check_qkv_rope_cache<__half>(64, cuda::QkNorm::BeforeRope, tokens);
+    }
+    void ropePlainOddDim() {
+        for (int tokens : {37, 131})
+            check_qkv_rope_cache<__nv_bfloat16>(40, cuda::QkNorm::None, tokens);
+    }
     void attentionBf16() {
         check_attention<__nv_bfloat16>(128);
         check_attention<__nv_bfloat16>(64);
