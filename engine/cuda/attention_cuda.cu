@@ -809,8 +809,6 @@ __global__ void __launch_bounds__(kTcThreads, 1)
                              const int32_t* __restrict__ token_seq,
                              const int32_t* __restrict__ token_pos, T* __restrict__ out, int tokens,
                              int heads, int kv_heads, int d, int block_size, float scale) {
-    pdl_wait();  // see launch_cuda.cuh
-    pdl_launch_dependents();
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(MTDESK_CUDA_HOST_EMULATION)
     constexpr bool kInt8 = std::is_same_v<C, int8_t>;
     // Rows 16 bytes further than a multiple of 128 apart: ldmatrix reads 8 rows without bank
@@ -862,6 +860,11 @@ __global__ void __launch_bounds__(kTcThreads, 1)
     }
     if (i_next <= kTcRows) s_next[i_next] = next;
     __syncthreads();
+    // The step's tokens, positions and block tables are in place before its first kernel runs
+    // (launch_cuda.cuh): the rows and runs above are found while the kernel before this one
+    // finishes; q and the keys and values it writes are read after the wait.
+    pdl_wait();
+    pdl_launch_dependents();
     for (int a = 0; a < rows;) {  // every thread walks the same runs
         const int e = s_next[a + 1];
         const bool run = e - a >= 2 || linked(a) || linked(e);
@@ -1047,6 +1050,9 @@ __global__ void __launch_bounds__(kTcThreads, 1)
                 l_lo += __shfl_xor_sync(0xffffffffu, l_lo, o2);
                 l_hi += __shfl_xor_sync(0xffffffffu, l_hi, o2);
             }
+            // One division a row, then products: 64 IEEE divisions a thread (each with its
+            // slow-path branch) had been a fifth of a 64-token prompt's kernel.
+            const float inv_lo = 1.0f / l_lo, inv_hi = 1.0f / l_hi;
 #pragma unroll
             for (int nd = 0; nd < kDPad / 8; ++nd) {
                 const int dim = nd * 8 + 2 * tid4;
@@ -1054,12 +1060,12 @@ __global__ void __launch_bounds__(kTcThreads, 1)
                 if (v_lo) {
                     T* dst = out + (static_cast<int64_t>(w0 + r_lo) * heads + h) * d + dim;
                     *reinterpret_cast<uint32_t*>(dst) =
-                        TensorOp<T>::pack(o[nd][0] / l_lo, o[nd][1] / l_lo);
+                        TensorOp<T>::pack(o[nd][0] * inv_lo, o[nd][1] * inv_lo);
                 }
                 if (v_hi) {
                     T* dst = out + (static_cast<int64_t>(w0 + r_hi) * heads + h) * d + dim;
                     *reinterpret_cast<uint32_t*>(dst) =
-                        TensorOp<T>::pack(o[nd][2] / l_hi, o[nd][3] / l_hi);
+                        TensorOp<T>::pack(o[nd][2] * inv_hi, o[nd][3] * inv_hi);
                 }
             }
         }
