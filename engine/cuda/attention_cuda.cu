@@ -846,7 +846,7 @@ __global__ void __launch_bounds__(kTcThreads, 1)
     const int rows = min(kTcRows, tokens - w0);
     // s_next[i]: the first row j >= i that starts a new stretch (j not linked to j - 1), or
     // rows; a suffix minimum in log2(kTcRows) + 1 steps, where walking the rows one by one was a
-    // chain of shared-memory round trips that took ~45 % of a 64-token prompt's kernel.
+    // chain of shared-memory round trips that took about half of a 64-token prompt's kernel.
     __shared__ int s_next[kTcRows + 1];
     static_assert(kTcThreads > kTcRows);
     const int i_next = threadIdx.x;
