@@ -101,6 +101,9 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
         case cudaDevAttrMultiProcessorCount:
             *value = 4;
             return cudaSuccess;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+            *value = 228 * 1024;  // sm_90's
+            return cudaSuccess;
         default:
             return fail(cudaErrorInvalidValue);
     }

@@ -764,6 +764,12 @@ class TestKernels : public QObject {
         QVERIFY2(e < tol, qPrintable(QString::number(e)));
         QVERIFY2(e_one < tol, qPrintable(QString::number(e_one)));
         QVERIFY(same_rows(s, tc, split, lone));
+        // The tiles copied one stage deep (what sm_86 / sm_89 run): the same bits.
+        run.prefill = cuda::AttentionPrefill::TensorCoresOneStage;
+        const auto tc1 = run_attention<T>(s, run);
+        run.prefill = cuda::AttentionPrefill::TensorCores;
+        QCOMPARE(tc1.size(), tc.size());
+        QVERIFY(std::memcmp(tc1.data(), tc.data(), tc.size() * sizeof(float)) == 0);
         // One row further down: the same bits.
         const PagedStep shifted = with_leading_token(s);
         const auto tc2 = run_attention<T>(shifted, run);
@@ -898,15 +904,16 @@ class TestKernels : public QObject {
             return 1000.0 * ms / kReps;
         };
         const double tc = time_us(cuda::AttentionPrefill::TensorCores);
+        const double tc1 = time_us(cuda::AttentionPrefill::TensorCoresOneStage);
         const double per_token = time_us(cuda::AttentionPrefill::Off);
         MTDESK_CUDA_CHECK(cudaEventDestroy(start));
         MTDESK_CUDA_CHECK(cudaEventDestroy(stop));
         // Causal: n (n + 1) / 2 query-key pairs, 2 d multiply-adds each for QK and PV.
         const double flop = 4.0 * d * heads * (double(n) * (n + 1) / 2);
         qInfo(
-            "prefill attention, 2048 tokens: tensor cores %.1f us (%.1f TFLOP/s), per-token "
-            "kernels %.1f us",
-            tc, flop / tc / 1e6, per_token);
+            "prefill attention, 2048 tokens: tensor cores %.1f us (%.1f TFLOP/s; tiles one stage "
+            "deep %.1f us), per-token kernels %.1f us",
+            tc, flop / tc / 1e6, tc1, per_token);
         int device = 0, major = 0;
         MTDESK_CUDA_CHECK(cudaGetDevice(&device));
         MTDESK_CUDA_CHECK(

@@ -768,20 +768,14 @@ __device__ __forceinline__ void copy_tile_async(T (&s_k)[kTcKeys][kStride],
     cp_async_commit();
 }
 
-/// Tiles of K and V the prefill kernel keeps in shared memory at once: two for a 16-bit cache
-/// (the next tile's copies in flight while this one is computed), one for an int8 cache (its
-/// values are dequantised on the way in, through registers).
-template <typename C>
-constexpr int kTcStages = std::is_same_v<C, int8_t> ? 1 : 2;
-
-/// Dynamic shared memory of prefill_attention_kernel<T, C, kDPad>, bytes: kTcStages<C> tiles of
-/// K, then as many of V, rows of kDPad + 8 elements.
-template <typename T, typename C, int kDPad>
+/// Dynamic shared memory of prefill_attention_kernel<T, C, kDPad, kStages>, bytes: kStages
+/// tiles of K, then as many of V, rows of kDPad + 8 elements.
+template <typename T, int kDPad, int kStages>
 constexpr std::size_t tc_shared_bytes() {
-    return 2 * sizeof(T) * kTcKeys * (kDPad + 8) * kTcStages<C>;
+    return 2 * sizeof(T) * kTcKeys * (kDPad + 8) * kStages;
 }
 
-// grid (heads, ceil(tokens / 64)), 4 warps, tc_shared_bytes<T, C, kDPad>() of dynamic
+// grid (heads, ceil(tokens / 64)), 4 warps, tc_shared_bytes<T, kDPad, kStages>() of dynamic
 // shared memory. Block (h, b) takes the step's tokens 64b' .. 64b' + 63 with b' = gridDim.y - 1 - b
 // (the last rows attend the most keys: they start first and the short blocks fill the tail)
 // for query head h, finds the prefill runs among them (maximal stretches of one sequence at
@@ -789,7 +783,8 @@ constexpr std::size_t tc_shared_bytes() {
 // block) and attends each run's rows at once: warp w owns rows 16w .. 16w + 15 (one m16 tile;
 // rows outside the run are computed as dummies and not written). Keys come in tiles of 64
 // positions, from 0 to the run's last position, staged in shared memory (from a 16-bit cache
-// by cp.async, the next tile's copies in flight while this one is computed): S = Q K^T on
+// by cp.async; with kStages = 2 the next tile's copies are in flight while this one is
+// computed; an int8 cache's go through registers, one stage): S = Q K^T on
 // tensor cores (fp32), times the softmax scale (and, for an int8 cache, each key's scale: int8
 // keys are exact in T, so the product is exact up to summation order); the causal mask; the
 // online softmax in fp32 per row; P rounded to T and O += P V on tensor cores (int8 values are
@@ -802,7 +797,7 @@ constexpr std::size_t tc_shared_bytes() {
 // (232 at head_dim 128, two blocks resident), where its default kept 178 and the same two
 // blocks ran 13 % slower (2,048-token prefill on an H200, 419 against 372 us; 168 registers
 // for three blocks: 381 us).
-template <typename T, typename C, int kDPad>
+template <typename T, typename C, int kDPad, int kStages>
 __global__ void __launch_bounds__(kTcThreads, 1)
     prefill_attention_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
                              const int32_t* __restrict__ block_tables, int max_blocks,
@@ -816,8 +811,9 @@ __global__ void __launch_bounds__(kTcThreads, 1)
     constexpr int kStride = kDPad + 8;
     using Tile = T[kTcKeys][kStride];
     MTDESK_DYNAMIC_SHARED(unsigned char, s_tiles);
-    Tile* s_k = reinterpret_cast<Tile*>(s_tiles);  // [kTcStages<C>]
-    Tile* s_v = s_k + kTcStages<C>;
+    static_assert(kStages == 1 || (kStages == 2 && !kInt8));
+    Tile* s_k = reinterpret_cast<Tile*>(s_tiles);  // [kStages]
+    Tile* s_v = s_k + kStages;
     __shared__ float s_kscale[kTcKeys], s_vscale[kTcKeys];
     __shared__ int64_t s_row[2][kTcKeys];  // head-vector index of each key, -1: none
     __shared__ int s_seq[kTcRows + 2], s_pos[kTcRows + 2];  // rows -1 .. kTcRows of the block
@@ -839,10 +835,12 @@ __global__ void __launch_bounds__(kTcThreads, 1)
     };
     const C* k_cache = static_cast<const C*>(cache.k);
     const C* v_cache = static_cast<const C*>(cache.v);
-    // 16-bit rows of whole, aligned 16-byte chunks go through the cp.async pipeline.
-    const bool pipelined =
+    // 16-bit rows of whole, aligned 16-byte chunks are copied by cp.async (two stages deep
+    // with kStages = 2); others go through registers in pairs.
+    const bool chunks16 =
         !kInt8 && d % 8 == 0 &&
         (reinterpret_cast<uintptr_t>(k_cache) | reinterpret_cast<uintptr_t>(v_cache)) % 16 == 0;
+    const bool pipelined = kStages == 2 && chunks16;
     const int rows = min(kTcRows, tokens - w0);
     // s_next[i]: the first row j >= i that starts a new stretch (j not linked to j - 1), or
     // rows; a suffix minimum in log2(kTcRows) + 1 steps, where walking the rows one by one was a
@@ -945,9 +943,15 @@ __global__ void __launch_bounds__(kTcThreads, 1)
                 __syncthreads();  // the previous tile (or run) is read
                 find_rows(kt, 0);
                 __syncthreads();
-                // K and V rows in pairs (an int8 cache, or rows that are not whole 16-byte
+                if (chunks16) {
+                    copy_tile_async<kDPad>(s_k[0], s_v[0], s_row[0],
+                                           reinterpret_cast<const T*>(k_cache),
+                                           reinterpret_cast<const T*>(v_cache), d);
+                    cp_async_wait<0>();
+                }
+                // Else K and V rows in pairs (an int8 cache, or rows that are not whole 16-byte
                 // chunks); keys past the run and dimensions past head_dim are zeros.
-                for (int i = threadIdx.x; i < kTcKeys * (kDPad / 2); i += kTcThreads) {
+                for (int i = threadIdx.x; !chunks16 && i < kTcKeys * (kDPad / 2); i += kTcThreads) {
                     const int key = i / (kDPad / 2), dim = 2 * (i % (kDPad / 2));
                     const int64_t row = s_row[0][key];
                     uint32_t kk = 0u, vv = 0u;
@@ -1074,13 +1078,13 @@ __global__ void __launch_bounds__(kTcThreads, 1)
 #endif
 }
 
-template <typename T, typename C, int kDPad>
-void launch_prefill_padded(cudaStream_t stream, const T* q, int64_t q_stride,
+template <typename T, typename C, int kDPad, int kStages>
+void launch_prefill_staged(cudaStream_t stream, const T* q, int64_t q_stride,
                            const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
                            const int32_t* token_seq, const int32_t* token_pos, T* out, int tokens,
                            int heads, int kv_heads, int d, int block_size, float scale) {
-    constexpr auto kernel = prefill_attention_kernel<T, C, kDPad>;
-    constexpr std::size_t bytes = tc_shared_bytes<T, C, kDPad>();
+    constexpr auto kernel = prefill_attention_kernel<T, C, kDPad, kStages>;
+    constexpr std::size_t bytes = tc_shared_bytes<T, kDPad, kStages>();
 #if !defined(MTDESK_CUDA_HOST_EMULATION)
     // Opted in once per kernel (the engine drives one device) where above 48 KiB.
     if constexpr (bytes > 48 * 1024) {
@@ -1095,8 +1099,37 @@ void launch_prefill_padded(cudaStream_t stream, const T* q, int64_t q_stride,
     MTDESK_CUDA_CHECK_LAUNCH();
 }
 
+/// Whether two blocks of the two-stage prefill kernel (its tiles, its static shared memory and
+/// the 1 KiB the runtime reserves a block) fit in a multiprocessor's shared memory: on sm_80
+/// (164 KiB) and sm_90 (228 KiB), not on sm_86 / sm_89 (100 KiB), where one stage keeps two
+/// blocks resident. Asked once (the engine drives one device).
+template <typename T, int kDPad>
+bool two_stages_fit() {
+    static const bool fit = [] {
+        int device = 0, per_sm = 0;
+        MTDESK_CUDA_CHECK(cudaGetDevice(&device));
+        MTDESK_CUDA_CHECK(
+            cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+        constexpr std::size_t kStatic = 4 * 1024;  // s_row, s_seq, ... (1.5-2.1 KB) and reserve
+        return static_cast<std::size_t>(per_sm) >= 2 * (tc_shared_bytes<T, kDPad, 2>() + kStatic);
+    }();
+    return fit;
+}
+
+template <typename T, typename C, int kDPad>
+void launch_prefill_padded(bool one_stage, cudaStream_t stream, const T* q, int64_t q_stride,
+                           const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
+                           const int32_t* token_seq, const int32_t* token_pos, T* out, int tokens,
+                           int heads, int kv_heads, int d, int block_size, float scale) {
+    auto run = launch_prefill_staged<T, C, kDPad, 1>;
+    if constexpr (!std::is_same_v<C, int8_t>)
+        if (!one_stage && two_stages_fit<T, kDPad>()) run = launch_prefill_staged<T, C, kDPad, 2>;
+    run(stream, q, q_stride, cache, block_tables, max_blocks, token_seq, token_pos, out, tokens,
+        heads, kv_heads, d, block_size, scale);
+}
+
 template <typename T, typename C>
-void launch_prefill(int pad, cudaStream_t stream, const T* q, int64_t q_stride,
+void launch_prefill(int pad, bool one_stage, cudaStream_t stream, const T* q, int64_t q_stride,
                     const KvCacheLayer& cache, const int32_t* block_tables, int max_blocks,
                     const int32_t* token_seq, const int32_t* token_pos, T* out, int tokens,
                     int heads, int kv_heads, int d, int block_size, float scale) {
@@ -1104,8 +1137,8 @@ void launch_prefill(int pad, cudaStream_t stream, const T* q, int64_t q_stride,
                : pad == 48 ? launch_prefill_padded<T, C, 48>
                : pad == 64 ? launch_prefill_padded<T, C, 64>
                            : launch_prefill_padded<T, C, 128>;
-    run(stream, q, q_stride, cache, block_tables, max_blocks, token_seq, token_pos, out, tokens,
-        heads, kv_heads, d, block_size, scale);
+    run(one_stage, stream, q, q_stride, cache, block_tables, max_blocks, token_seq, token_pos, out,
+        tokens, heads, kv_heads, d, block_size, scale);
 }
 
 /// Whether the current device runs mma.sync m16n8k16 in bf16/fp16 (sm_80 and later).
@@ -1144,19 +1177,20 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
     // Prefill runs on tensor cores: asked for, head_dim <= 128, a GPU with mma.sync m16n8k16
     // (sm_80+), q and out aligned for pair loads; the other kernels then skip those tokens.
     const bool tensor_cores =
-        prefill == AttentionPrefill::TensorCores && split == AttentionSplit::Auto && tokens >= 2 &&
+        prefill != AttentionPrefill::Off && split == AttentionSplit::Auto && tokens >= 2 &&
         head_dim <= 128 && reinterpret_cast<uintptr_t>(q) % 4 == 0 &&
         reinterpret_cast<uintptr_t>(out) % 4 == 0 && q_stride % 2 == 0 && device_has_mma_m16n8k16();
     if (tensor_cores) {
         const int pad = head_dim <= 32 ? 32 : head_dim <= 48 ? 48 : head_dim <= 64 ? 64 : 128;
+        const bool one_stage = prefill == AttentionPrefill::TensorCoresOneStage;
         if (int8)
-            launch_prefill<T, int8_t>(pad, stream, q, q_stride, cache, block_tables,
+            launch_prefill<T, int8_t>(pad, one_stage, stream, q, q_stride, cache, block_tables,
                                       max_blocks_per_seq, token_seq, token_pos, out, tokens, heads,
                                       kv_heads, head_dim, block_size, scale);
         else
-            launch_prefill<T, T>(pad, stream, q, q_stride, cache, block_tables, max_blocks_per_seq,
-                                 token_seq, token_pos, out, tokens, heads, kv_heads, head_dim,
-                                 block_size, scale);
+            launch_prefill<T, T>(pad, one_stage, stream, q, q_stride, cache, block_tables,
+                                 max_blocks_per_seq, token_seq, token_pos, out, tokens, heads,
+                                 kv_heads, head_dim, block_size, scale);
     }
 
     // One pass (partition = the whole context) unless this step has a context to split and

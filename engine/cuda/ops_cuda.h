@@ -140,8 +140,14 @@ enum class AttentionPrefill {
     /// of once per row. Used with AttentionSplit::Auto, head_dim <= 128, on sm_80 and later
     /// (elsewhere the request is ignored); lone tokens (decode) keep the split-KV path. A
     /// row's result does not depend on which rows share its block. Steps without prefill
-    /// chunks should pass Off: the kernel would only find nothing to do.
+    /// chunks should pass Off: the kernel would only find nothing to do. A 16-bit cache's
+    /// tiles are copied two deep (the next tile's copies in flight while this one is
+    /// computed) where a multiprocessor holds two such blocks (sm_80, sm_90), one deep
+    /// elsewhere (sm_86, sm_89: 100 KiB of shared memory a multiprocessor).
     TensorCores,
+    /// As TensorCores with the tiles always copied one deep: the same bits (tests compare the
+    /// two).
+    TensorCoresOneStage,
 };
 
 /// How paged_attention()'s per-token kernel assigns query heads to thread blocks. The results
