@@ -918,13 +918,18 @@ __global__ void __launch_bounds__(kTcThreads, 1)
                 s_vscale[threadIdx.x] = row >= 0 ? cache.v_scale[row] : 0.0f;
             }
         };
+        // The tile whose rows are in s_row[buf] into stage `stage` (a 16-bit cache's).
+        auto copy_tile = [&](int stage, int buf) {
+            copy_tile_async<kDPad>(s_k[stage], s_v[stage], s_row[buf],
+                                   reinterpret_cast<const T*>(k_cache),
+                                   reinterpret_cast<const T*>(v_cache), d);
+        };
         if (pipelined) {
             __syncthreads();  // the previous run's tiles and rows are read
             find_rows(0, 0);
             find_rows(1, 1);
             __syncthreads();
-            copy_tile_async<kDPad>(s_k[0], s_v[0], s_row[0], reinterpret_cast<const T*>(k_cache),
-                                   reinterpret_cast<const T*>(v_cache), d);
+            copy_tile(0, 0);
         }
         for (int kt = 0; kt < tiles; ++kt) {
             const int stage = pipelined ? kt % 2 : 0;
@@ -934,19 +939,14 @@ __global__ void __launch_bounds__(kTcThreads, 1)
                 // s_row[(kt + 1) % 2] holds tile kt + 1's rows.
                 cp_async_wait<0>();
                 __syncthreads();
-                if (kt + 1 < tiles)
-                    copy_tile_async<kDPad>(s_k[1 - stage], s_v[1 - stage], s_row[1 - stage],
-                                           reinterpret_cast<const T*>(k_cache),
-                                           reinterpret_cast<const T*>(v_cache), d);
+                if (kt + 1 < tiles) copy_tile(1 - stage, 1 - stage);
                 find_rows(kt + 2, stage);  // read after the next iteration's barrier
             } else {
                 __syncthreads();  // the previous tile (or run) is read
                 find_rows(kt, 0);
                 __syncthreads();
                 if (chunks16) {
-                    copy_tile_async<kDPad>(s_k[0], s_v[0], s_row[0],
-                                           reinterpret_cast<const T*>(k_cache),
-                                           reinterpret_cast<const T*>(v_cache), d);
+                    copy_tile(0, 0);
                     cp_async_wait<0>();
                 }
                 // Else K and V rows in pairs (an int8 cache, or rows that are not whole 16-byte
@@ -1110,7 +1110,7 @@ bool two_stages_fit() {
         MTDESK_CUDA_CHECK(cudaGetDevice(&device));
         MTDESK_CUDA_CHECK(
             cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-        constexpr std::size_t kStatic = 4 * 1024;  // s_row, s_seq, ... (1.5-2.1 KB) and reserve
+        constexpr std::size_t kStatic = 4 * 1024;  // s_row, s_seq, ... (~2 KB) and reserve
         return static_cast<std::size_t>(per_sm) >= 2 * (tc_shared_bytes<T, kDPad, 2>() + kStatic);
     }();
     return fit;
