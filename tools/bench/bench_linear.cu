@@ -25,6 +25,12 @@
 //      ./bench_linear --boundaries
 //   chains of 256 dependent kernels that each load and store one value a thread: what a kernel
 //   boundary of a decode step costs, with and without programmatic dependent launch.
+//      ./bench_linear --l2
+//   what L2 keeps of weights asked into it: 4-48 MiB read by a latency-bound streaming kernel
+//   (16-byte loads, as the GEMVs issue them) cold, after a read of the same bytes (warm), and
+//   after the bytes were asked for with cp.async.bulk.prefetch.L2 (64 or 256 KiB pieces from
+//   132 blocks, or 1 MiB pieces from one block) or prefetch.global.L2 (a 128-byte line a
+//   thread) and 40 µs of waiting; with how long the kernel that asks takes.
 //      ./bench_linear --stream
 //   the weight bytes of the 7B INT4 layers read with the one-row INT4 GEMV's access pattern and
 //   no dequantisation: what its memory access alone costs, with one or three rounds in flight
@@ -456,6 +462,117 @@ int run_boundaries() {
     return 0;
 }
 
+// ---- --l2: what L2 keeps of weights asked into it ----
+
+// Reads n 16-byte words with a grid-stride loop (one load in flight a thread, as latency-bound
+// as a GEMV's loads), keeping the result alive through a store that never happens.
+__global__ void l2_read_kernel(const uint4* __restrict__ w, std::size_t n, uint32_t* out) {
+    uint32_t acc = 0;
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::size_t{gridDim.x} * blockDim.x) {
+        uint4 v;
+        asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(w + i));
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) out[0] = acc;
+}
+
+// Asks L2 for `bytes` at p: cp.async.bulk.prefetch.L2 of `piece`-byte pieces (sm_90), or
+// prefetch.global.L2 of one 128-byte line a thread when piece == 0.
+__global__ void l2_ask_kernel(const char* p, std::size_t bytes, uint32_t piece) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const std::size_t unit = piece ? piece : 128;
+    const std::size_t n = (bytes + unit - 1) / unit;
+    for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < n;
+         c += std::size_t{gridDim.x} * blockDim.x) {
+        if (piece) {
+            const auto size =
+                static_cast<uint32_t>(bytes - c * piece < piece ? bytes - c * piece : piece);
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p + c * piece),
+                         "r"(size)
+                         : "memory");
+        } else {
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(p + c * 128));
+        }
+    }
+#endif
+}
+
+// Waits `ns` nanoseconds of the GPU's global timer.
+__global__ void l2_wait_kernel(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}
+
+int run_l2() {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    if (prop.major < 9) {
+        std::fprintf(stderr, "--l2 needs sm_90 (cp.async.bulk.prefetch.L2)\n");
+        return 1;
+    }
+    const int sms = prop.multiProcessorCount;
+    std::printf("device: %s, %d SMs, L2 %d MiB; best of 5, µs\n", prop.name, sms,
+                prop.l2CacheSize >> 20);
+    constexpr std::size_t kFlush = 512ull << 20, kMax = 48ull << 20;
+    char *flush = nullptr, *w = nullptr;
+    uint32_t* sink = nullptr;
+    check(cudaMalloc(&flush, kFlush), "cudaMalloc");
+    check(cudaMalloc(&w, kMax), "cudaMalloc");
+    check(cudaMalloc(&sink, 4), "cudaMalloc");
+    check(cudaMemset(flush, 1, kFlush), "cudaMemset");
+    check(cudaMemset(w, 2, kMax), "cudaMemset");
+    cudaEvent_t ev[4];
+    for (cudaEvent_t& e : ev)
+        check(cudaEventCreate(&e), "cudaEventCreate");
+    const dim3 read_grid(4 * sms), read_block(512);
+    const char* names[] = {"cold", "warm", "bulk 64K", "bulk 256K", "bulk 1M, 1 block", "lines"};
+    std::printf("%7s %-17s %12s %12s %10s\n", "MiB", "asked by", "asking", "read", "GB/s");
+    for (std::size_t mib : {4, 8, 16, 24, 32, 48}) {
+        const std::size_t bytes = mib << 20;
+        for (int mode = 0; mode < 6; ++mode) {
+            float ask = 1e9f, read = 1e9f;
+            for (int rep = 0; rep < 5; ++rep) {
+                l2_read_kernel<<<read_grid, read_block>>>(reinterpret_cast<const uint4*>(flush),
+                                                          kFlush / 16, sink);
+                if (mode == 1)
+                    l2_read_kernel<<<read_grid, read_block>>>(reinterpret_cast<const uint4*>(w),
+                                                              bytes / 16, sink);
+                check(cudaEventRecord(ev[0]), "cudaEventRecord");
+                if (mode == 2) l2_ask_kernel<<<sms, 32>>>(w, bytes, 64 << 10);
+                if (mode == 3) l2_ask_kernel<<<sms, 32>>>(w, bytes, 256 << 10);
+                if (mode == 4) l2_ask_kernel<<<1, 32>>>(w, bytes, 1 << 20);
+                if (mode == 5) l2_ask_kernel<<<4 * sms, 256>>>(w, bytes, 0);
+                check(cudaEventRecord(ev[1]), "cudaEventRecord");
+                l2_wait_kernel<<<1, 32>>>(40000);
+                check(cudaEventRecord(ev[2]), "cudaEventRecord");
+                l2_read_kernel<<<read_grid, read_block>>>(reinterpret_cast<const uint4*>(w),
+                                                          bytes / 16, sink);
+                check(cudaEventRecord(ev[3]), "cudaEventRecord");
+                check(cudaEventSynchronize(ev[3]), "cudaEventSynchronize");
+                float a = 0, r = 0;
+                check(cudaEventElapsedTime(&a, ev[0], ev[1]), "cudaEventElapsedTime");
+                check(cudaEventElapsedTime(&r, ev[2], ev[3]), "cudaEventElapsedTime");
+                ask = std::min(ask, a);
+                read = std::min(read, r);
+            }
+            std::printf("%7zu %-17s %12.1f %12.1f %10.0f\n", mib, names[mode], ask * 1e3,
+                        read * 1e3, bytes / (read * 1e-3) / 1e9);
+        }
+    }
+    for (cudaEvent_t e : ev)
+        cudaEventDestroy(e);
+    cudaFree(flush);
+    cudaFree(w);
+    cudaFree(sink);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -473,6 +590,7 @@ int main(int argc, char** argv) {
     }
     if (argc == 2 && std::string(argv[1]) == "--boundaries") return run_boundaries();
     if (argc == 2 && std::string(argv[1]) == "--stream") return run_stream();
+    if (argc == 2 && std::string(argv[1]) == "--l2") return run_l2();
     std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
     std::vector<int> ms = {1, 2, 4, 8, 12, 16, 24, 32, 64};
     bool fp16 = false, pdl = true;
@@ -497,8 +615,9 @@ int main(int argc, char** argv) {
                          "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n"
                          "       %s --chain hy-mt-7b|hy-mt1.5-1.8b [--shared-weights] [--int4]\n"
                          "       %s --stream\n"
-                         "       %s --boundaries\n",
-                         argv[0], argv[0], argv[0], argv[0]);
+                         "       %s --boundaries\n"
+                         "       %s --l2\n",
+                         argv[0], argv[0], argv[0], argv[0], argv[0]);
             return 2;
         }
     }
