@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda/cuda_common.h"
+#include "cuda/gemm_cuda.h"
 #include "cuda/linear_cuda.h"
 #include "cuda/ops_cuda.h"
 #include "gpu_linear_check.h"
@@ -192,6 +193,33 @@ class TestGpuLinear : public QObject {
                 failures_of({{LinearCase{f, true, 2, 8, 8192, 7, 0, false}, 64}}, none);
             QVERIFY2(no_ws.isEmpty(), qPrintable(no_ws));
         }
+    }
+
+    // The GEMMs run every row count of a bucket with the algorithm chosen for the bucket
+    // (gemm_cuda.h): right results at every count, one algorithm per bucket and shape (65, 80
+    // and 96 rows: bucket 96; 97 and 128: 128; 130: 192; 500: 512), and for INT weights on the
+    // dequantise + GEMM path too.
+    void gemmAlgorithmPerBucket() {
+        cuda::LinearContext ctx = cuda::LinearContext::create(16u << 20);
+        std::vector<test::PathCase> cases;
+        for (int m : {65, 80, 96, 97, 128, 130, 500})
+            cases.push_back(
+                {LinearCase{WeightFormat::BF16, true, m, 96, 384, uint32_t(m), 0, false}, 0, true,
+                 0});
+        QString failures = failures_of(cases, ctx);
+        QVERIFY2(failures.isEmpty(), qPrintable(failures));
+        QVERIFY(ctx.gemm_plans != nullptr);
+        QCOMPARE(ctx.gemm_plans->algorithms(), std::size_t{4});
+        cases.clear();
+        for (int m : {65, 90, 200})
+            cases.push_back(
+                {LinearCase{WeightFormat::INT4, true, m, 96, 384, uint32_t(m), 0, false}, 0, true,
+                 0});
+        failures = failures_of(cases, ctx);
+        QVERIFY2(failures.isEmpty(), qPrintable(failures));
+        // Another shape (k 384 padded alike, n the same: the INT4 tile is the same GEMM shape as
+        // the BF16 one) adds no algorithm for 65 and 90 (bucket 96) and one for 200 (256).
+        QCOMPARE(ctx.gemm_plans->algorithms(), std::size_t{5});
     }
 
     // The GEMV runs on the tensor cores where the device and shape allow, else on the SIMT

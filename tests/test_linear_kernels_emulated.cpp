@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/gemm_cuda.h"
 #include "cuda/linear_kernels.cuh"
 #include "mtdesk/quant/quantize.h"
 
@@ -563,6 +564,27 @@ class TestLinearKernelsEmulated : public QObject {
         failures << check<WKind::Int8, __half>(w8, 17, 2, true, 62);
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // The row-count buckets of the GEMMs' algorithms (gemm_cuda.h): 1, 2, 4, 8, 16, then
+    // alternately 1.5x and 4/3x (24, 32, 48, 64, ...); every m maps to the smallest bucket that
+    // holds it, and gemm_buckets lists them up to the one holding max_m.
+    void gemmBuckets() {
+        const std::vector<int> want = {1,   2,   4,   8,   16,  24,  32,   48,   64,   96,
+                                       128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072};
+        QCOMPARE(cuda::gemm_buckets(3000), want);
+        QCOMPARE(cuda::gemm_buckets(1), std::vector<int>{1});
+        QCOMPARE(cuda::gemm_buckets(1024).back(), 1024);
+        QCOMPARE(cuda::gemm_buckets(1025).back(), 1536);
+        int prev = 0;
+        for (int m = 1; m <= 5000; ++m) {
+            const int b = cuda::gemm_bucket(m);
+            QVERIFY2(b >= m && b >= prev, qPrintable(QString("m=%1 -> %2").arg(m).arg(b)));
+            // the smallest: the bucket below it (if any) is < m
+            const std::vector<int> all = cuda::gemm_buckets(b);
+            QVERIFY(all.back() == b && (all.size() == 1 || all[all.size() - 2] < m));
+            prev = b;
+        }
     }
 
     // The device's INT4 nibble order (linear_cuda.h): nibble p of a word holds element

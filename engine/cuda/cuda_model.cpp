@@ -19,6 +19,7 @@
 
 #include "cpu/ops_cpu.h"
 #include "cuda/cuda_common.h"
+#include "cuda/gemm_cuda.h"
 #include "cuda/linear_cuda.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/quant_cache.h"
@@ -285,6 +286,8 @@ class CudaModelImpl final : public CudaModel {
     int graphs() const noexcept override { return static_cast<int>(graphs_.size()); }
 
     void warm_up() override {
+        warm_up_linears();
+        MTDESK_CUDA_CHECK(cudaStreamSynchronize(stream_));
         // A prefill long enough for the dequantise + GEMM path (INT tiers, m > kGemvMaxM).
         const int tokens = std::min({options_.max_step_tokens, 2 * kGemvMaxM + 1,
                                      max_blocks_per_seq_ * options_.block_size - 1});
@@ -331,6 +334,29 @@ class CudaModelImpl final : public CudaModel {
             throw;
         }
         release();
+    }
+
+    /// Runs each linear layer shape (layer 0's qkv, o, gate|up and down; the output layer up to
+    /// the logit rows) at every row-count bucket of the GEMMs up to the step budget
+    /// (gemm_buckets), on the activation buffers as they are (the results are scratch), so that
+    /// each bucket's GEMM algorithm is chosen and its kernel loaded now: 2-4 ms of host time
+    /// the first time a kernel runs (gemm_cuda.h). Before this a user's first 2,093-token
+    /// prompt took 73-80 ms to its first token on the 7B bf16 shapes and 62-66 afterwards
+    /// (H200).
+    void warm_up_linears() {
+        if (layers_.empty()) return;
+        const Layer& L = layers_[0];
+        const int tmax = options_.max_step_tokens;
+        T* h = h_.as<T>();
+        for (int m : gemm_buckets(tmax)) {
+            m = std::min(m, tmax);
+            linear<T>(L.qkv, h, qkv_.as<T>(), m, ctx_, stream_);
+            linear<T>(L.o, attn_.as<T>(), tmp_.as<T>(), m, ctx_, stream_);
+            linear<T>(L.gate_up, h, gu_.as<T>(), m, ctx_, stream_);
+            linear<T>(L.down, act_.as<T>(), tmp_.as<T>(), m, ctx_, stream_);
+            if (m <= max_logit_rows_)
+                linear<T>(lm_head_, rows_.as<T>(), logits_.as<T>(), m, ctx_, stream_);
+        }
     }
 
     void logits_to_host(std::vector<float>& out) override {
@@ -792,7 +818,7 @@ class CudaModelImpl final : public CudaModel {
             MTDESK_CUDA_CHECK(
                 cudaEventCreateWithFlags(&handles_.sample_done[i], cudaEventDisableTiming));
         }
-        ctx_ = LinearContext(cublas_, linear_ws_.get(), ws);
+        ctx_ = LinearContext(cublas_, linear_ws_.get(), ws, cublas_ws_.get(), kCublasWorkspace);
     }
 
     /// Scratch of the linear layers: split-K partial sums for decode steps, and in INT tiers

@@ -81,11 +81,12 @@ class CudaModel {
     /// no row of the last sample_async() or a block table too short for the positions.
     virtual int forward(std::span<const StepSequence> seqs) = 0;
 
-    /// Runs a prefill step and decode steps of one and two sequences on dummy tokens (then
-    /// frees their KV blocks), so that the kernels a first request or batch needs are loaded
-    /// (CUDA loads modules lazily: the first prefill GEMM otherwise costs ~100 ms of a user's
-    /// first request) and the batch-1 and batch-2 decode graphs are captured. Called at load.
-    /// Throws like forward().
+    /// Runs the linear layers at a ladder of row counts up to the step budget, then a prefill
+    /// step and decode steps of one and two sequences on dummy tokens (then frees their KV
+    /// blocks), so that the kernels a first request or batch needs are loaded (CUDA and cuBLAS
+    /// load kernels lazily: the first prefill GEMM otherwise costs ~100 ms of a user's first
+    /// request, and each GEMM kernel cuBLAS picks for a new length 2-4 ms) and the batch-1 and
+    /// batch-2 decode graphs are captured. Called at load. Throws like forward().
     virtual void warm_up() = 0;
 
     /// CUDA graphs captured so far (decode steps by batch bucket and context bound; 0 when

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/gemm_cuda.h"
 #include "cuda/linear_kernels.cuh"
 #include "cuda/ops_cuda.h"
 #include "mtdesk/error.h"
@@ -431,19 +432,14 @@ constexpr cudaDataType_t cuda_type() {
     return std::is_same_v<T, __nv_bfloat16> ? CUDA_R_16BF : CUDA_R_16F;
 }
 
-// Row-major y [m, n] (row stride ldy) = x [m, k] · A [n, k]ᵀ (row stride lda): in cuBLAS's
-// column-major terms yᵀ [n, m] = A · xᵀ, i.e. op(A) = Aᵀ of the column-major [k, n] view.
+// Row-major y [m, n] (row stride ldy) = x [m, k] · A [n, k]ᵀ (row stride lda), through
+// cublasLt with one algorithm per bucket of m (gemm_cuda.h).
 template <typename T>
 void gemm(LinearContext& ctx, cudaStream_t stream, const void* a, int lda, int n, const T* x, int m,
           int k, T* y, int ldy) {
-    const float alpha = 1.0f, beta = 0.0f;
-    check_cublas(cublasSetStream(ctx.cublas, stream), "cublasSetStream");
-    check_cublas(cublasSetPointerMode(ctx.cublas, CUBLAS_POINTER_MODE_HOST),
-                 "cublasSetPointerMode");
-    check_cublas(cublasGemmEx(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, a,
-                              cuda_type<T>(), lda, x, cuda_type<T>(), k, &beta, y, cuda_type<T>(),
-                              ldy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx");
+    if (!ctx.gemm_plans) ctx.gemm_plans = std::make_unique<GemmPlans>();
+    ctx.gemm_plans->run(cuda_type<T>(), a, lda, n, x, m, k, y, ldy, ctx.gemm_workspace,
+                        ctx.gemm_workspace ? ctx.gemm_workspace_bytes : 0, stream);
 }
 
 template <bool kInt4, typename T>
@@ -755,8 +751,15 @@ DeviceLinear& DeviceLinear::operator=(DeviceLinear&& o) noexcept {
 
 // ---- LinearContext ----------------------------------------------------------------------------
 
-LinearContext::LinearContext(cublasHandle_t handle, void* ws, std::size_t ws_bytes)
-    : cublas(handle), workspace(ws), workspace_bytes(ws_bytes) {}
+LinearContext::LinearContext() = default;
+
+LinearContext::LinearContext(cublasHandle_t handle, void* ws, std::size_t ws_bytes, void* gemm_ws,
+                             std::size_t gemm_ws_bytes)
+    : cublas(handle),
+      workspace(ws),
+      workspace_bytes(ws_bytes),
+      gemm_workspace(gemm_ws),
+      gemm_workspace_bytes(gemm_ws_bytes) {}
 
 LinearContext LinearContext::create(std::size_t workspace_bytes) {
     LinearContext ctx;
@@ -764,6 +767,8 @@ LinearContext LinearContext::create(std::size_t workspace_bytes) {
     check_cublas(cublasCreate(&ctx.cublas), "cublasCreate");
     ctx.workspace = device_alloc(workspace_bytes, "the linear-layer workspace");
     ctx.workspace_bytes = workspace_bytes;
+    ctx.gemm_workspace = device_alloc(kGemmWorkspaceBytes, "the GEMM workspace");
+    ctx.gemm_workspace_bytes = kGemmWorkspaceBytes;
     ctx.sm_count = current_sm_count();
     ctx.sm_major = current_sm_major();
     return ctx;
@@ -777,10 +782,14 @@ void LinearContext::release() noexcept {
     if (owns_) {
         if (cublas) cublasDestroy(cublas);
         if (workspace) cudaFree(workspace);
+        if (gemm_workspace) cudaFree(gemm_workspace);
     }
     cublas = nullptr;
     workspace = nullptr;
     workspace_bytes = 0;
+    gemm_workspace = nullptr;
+    gemm_workspace_bytes = 0;
+    gemm_plans.reset();
     owns_ = false;
 }
 
@@ -794,6 +803,9 @@ LinearContext& LinearContext::operator=(LinearContext&& o) noexcept {
         cublas = std::exchange(o.cublas, nullptr);
         workspace = std::exchange(o.workspace, nullptr);
         workspace_bytes = std::exchange(o.workspace_bytes, 0);
+        gemm_workspace = std::exchange(o.gemm_workspace, nullptr);
+        gemm_workspace_bytes = std::exchange(o.gemm_workspace_bytes, 0);
+        gemm_plans = std::move(o.gemm_plans);
         sm_count = o.sm_count;
         sm_major = o.sm_major;
         gemv_max_m = o.gemv_max_m;

@@ -11,7 +11,8 @@
 //    waves (one with 4 or 6 output rows per warp, or three and more), the SIMT GEMV below reading
 //    16-bit weights (launched
 //    with programmatic dependent launch, it fetches its first weights while the previous kernel of
-//    the step finishes; cuBLAS's kernels cannot), else cuBLAS (cublasGemmEx, fp32 compute).
+//    the step finishes; cuBLAS's kernels cannot), else cuBLAS (cublasLt, fp32 compute, one
+//    algorithm per bucket of row counts: gemm_cuda.h).
 //  - INT8 / INT4, m <= ctx.gemv_max_m ("decode"): this file's weight-only GEMV kernels. Each
 //    weight byte is read from memory once per call with 128-bit loads, dequantised in registers
 //    (byte-permute "magic number" int -> float conversion, no I2F) and multiplied with up to
@@ -58,6 +59,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "mtdesk/quant/quantize.h"
@@ -152,13 +154,26 @@ class DeviceLinear {
     WeightFormat format_ = WeightFormat::BF16;
 };
 
-/// Shared scratch of the linear layers: a cuBLAS handle and a device workspace for dequantised
-/// weight tiles (prefill) and split-K partial sums (decode). One context serves one stream at
-/// a time: calls on two streams that share a workspace would overwrite each other's scratch.
+class GemmPlans;  // gemm_cuda.h
+
+/// Bytes of GEMM workspace LinearContext::create() allocates (cuBLAS's own default on Hopper).
+inline constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
+
+/// Shared scratch of the linear layers: a cuBLAS handle, a device workspace for dequantised
+/// weight tiles (prefill) and split-K partial sums (decode), and the GEMMs' own workspace and
+/// algorithm choices (gemm_cuda.h: cublasLt, one algorithm per bucket of row counts). One
+/// context serves one stream at a time: calls on two streams that share a workspace would
+/// overwrite each other's scratch.
 struct LinearContext {
     cublasHandle_t cublas = nullptr;
     void* workspace = nullptr;  ///< 16-byte aligned (cudaMalloc's 256 is)
     std::size_t workspace_bytes = 0;
+    /// Workspace of the GEMMs (cublasLt), separate from `workspace`, which holds the
+    /// dequantised weight they read; null = none (algorithms that need none).
+    void* gemm_workspace = nullptr;
+    std::size_t gemm_workspace_bytes = 0;
+    /// The GEMMs' algorithm per row-count bucket, made on first use.
+    std::unique_ptr<GemmPlans> gemm_plans;
     /// Multiprocessors of the device (sizes the split-K); 0 = ask the current device.
     int sm_count = 0;
     /// Compute capability major of the device; 0 = ask the current device.
@@ -185,11 +200,13 @@ struct LinearContext {
     int tensor_core_min_m = 0;
 
     /// An empty context (no handle, no workspace); linear() refuses it.
-    LinearContext() = default;
-    /// Borrows a handle and a workspace owned by the caller (not freed here).
-    LinearContext(cublasHandle_t handle, void* workspace, std::size_t workspace_bytes);
-    /// Creates a handle and allocates `workspace_bytes` on the current device, both owned and
-    /// freed by this object. Throws mtdesk::Error on CUDA / cuBLAS errors.
+    LinearContext();
+    /// Borrows a handle and workspaces owned by the caller (not freed here).
+    LinearContext(cublasHandle_t handle, void* workspace, std::size_t workspace_bytes,
+                  void* gemm_workspace = nullptr, std::size_t gemm_workspace_bytes = 0);
+    /// Creates a handle and allocates `workspace_bytes` and kGemmWorkspaceBytes on the current
+    /// device, all owned and freed by this object. Throws mtdesk::Error on CUDA / cuBLAS
+    /// errors.
     static LinearContext create(std::size_t workspace_bytes);
 
     ~LinearContext();

@@ -9,8 +9,8 @@
 // Build (from the repository root; not part of the CMake build):
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
 //        engine/cuda/linear_cuda.cu engine/cuda/rms_norm_cuda.cu engine/cuda/swiglu_cuda.cu \
-//        engine/cuda/embedding_cuda.cu engine/quant/quantize.cpp engine/model/dtype.cpp \
-//        -lcublas -o bench_linear
+//        engine/cuda/embedding_cuda.cu engine/cuda/gemm_cuda.cpp engine/quant/quantize.cpp \
+//        engine/model/dtype.cpp -lcublas -lcublasLt -o bench_linear
 // Run: ./bench_linear [--shapes NxK,NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]
 //   default shapes 4096x4096 and 12288x4096 (gate/up-like), 4096x12288 (down-like); default m
 //   1,2,4,8,12,16,24,32,64; activations bf16 unless --fp16; kernels launched with programmatic
