@@ -31,6 +31,10 @@
 //   after the bytes were asked for with cp.async.bulk.prefetch.L2 (64 or 256 KiB pieces from
 //   132 blocks, or 1 MiB pieces from one block) or prefetch.global.L2 (a 128-byte line a
 //   thread) and 40 µs of waiting; with how long the kernel that asks takes.
+//      ./bench_linear --first-calls
+//   host time of the first and the second GEMM of a shape (bf16, the 7B layers at 45-1,024 rows),
+//   with cublasGemmEx as the engine called it before and with linear() now (cublasLt, one
+//   algorithm per bucket of rows, gemm_cuda.h), each on a fresh handle or context.
 //      ./bench_linear --stream
 //   the weight bytes of the 7B INT4 layers read with the one-row INT4 GEMV's access pattern and
 //   no dequantisation: what its memory access alone costs, with one or three rounds in flight
@@ -46,6 +50,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -53,6 +58,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <cublas_v2.h>
 
 #include "cuda/cuda_common.h"
 #include "cuda/launch_cuda.cuh"
@@ -509,6 +516,67 @@ __global__ void l2_wait_kernel(unsigned long long ns) {
     } while (t - t0 < ns);
 }
 
+// Host time of a call that enqueues GPU work, and of it with the work done (synchronised), µs.
+template <typename F>
+std::pair<double, double> host_us(F&& call) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    const auto t1 = std::chrono::steady_clock::now();
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto t2 = std::chrono::steady_clock::now();
+    return {std::chrono::duration<double, std::micro>(t1 - t0).count(),
+            std::chrono::duration<double, std::micro>(t2 - t0).count()};
+}
+
+int run_first_calls() {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    std::printf("device: %s; µs of host time to enqueue (and with the GEMM done)\n", prop.name);
+    const int shapes[][3] = {{1024, 6144, 4096},  {1024, 4096, 4096}, {1024, 28672, 4096},
+                             {1024, 4096, 14336}, {45, 6144, 4096},   {497, 28672, 4096},
+                             {498, 28672, 4096},  {700, 4096, 4096}};
+    const std::size_t max_w = std::size_t{28672} * 4096, max_x = std::size_t{1024} * 14336;
+    __nv_bfloat16 *w = nullptr, *x = nullptr, *y = nullptr;
+    check(cudaMalloc(&w, max_w * 2), "cudaMalloc");
+    check(cudaMalloc(&x, max_x * 2), "cudaMalloc");
+    check(cudaMalloc(&y, std::size_t{1024} * 28672 * 2), "cudaMalloc");
+    check(cudaMemset(w, 0, max_w * 2), "cudaMemset");
+    check(cudaMemset(x, 0, max_x * 2), "cudaMemset");
+    void* ws = nullptr;
+    check(cudaMalloc(&ws, cuda::kGemmWorkspaceBytes), "cudaMalloc");
+    cublasHandle_t h = nullptr;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetWorkspace(h, ws, cuda::kGemmWorkspaceBytes) != CUBLAS_STATUS_SUCCESS) {
+        std::fprintf(stderr, "cuBLAS setup failed\n");
+        return 1;
+    }
+    cuda::LinearContext ctx(h, nullptr, 0, ws, cuda::kGemmWorkspaceBytes);
+    std::printf("%6s %6s %6s %24s %24s %24s %24s\n", "m", "n", "k", "GemmEx first", "second",
+                "linear() first", "second");
+    for (const auto& sh : shapes) {
+        const int m = sh[0], n = sh[1], k = sh[2];
+        const float one = 1.0f, zero = 0.0f;
+        auto gemm_ex = [&] {
+            cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, w, CUDA_R_16BF, k, x,
+                         CUDA_R_16BF, k, &zero, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                         CUBLAS_GEMM_DEFAULT);
+        };
+        const cuda::DeviceLinear lin = cuda::DeviceLinear::random(n, k, WeightFormat::BF16, 7);
+        auto via_linear = [&] { cuda::linear<__nv_bfloat16>(lin, x, y, m, ctx, nullptr); };
+        const auto a = host_us(gemm_ex), b = host_us(gemm_ex);
+        const auto c = host_us(via_linear), d = host_us(via_linear);
+        std::printf("%6d %6d %6d %10.1f (%10.1f) %10.1f (%10.1f) %10.1f (%10.1f) %10.1f (%10.1f)\n",
+                    m, n, k, a.first, a.second, b.first, b.second, c.first, c.second, d.first,
+                    d.second);
+    }
+    cublasDestroy(h);
+    cudaFree(ws);
+    cudaFree(w);
+    cudaFree(x);
+    cudaFree(y);
+    return 0;
+}
+
 int run_l2() {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -591,6 +659,7 @@ int main(int argc, char** argv) {
     if (argc == 2 && std::string(argv[1]) == "--boundaries") return run_boundaries();
     if (argc == 2 && std::string(argv[1]) == "--stream") return run_stream();
     if (argc == 2 && std::string(argv[1]) == "--l2") return run_l2();
+    if (argc == 2 && std::string(argv[1]) == "--first-calls") return run_first_calls();
     std::vector<std::pair<int, int>> shapes = {{4096, 4096}, {12288, 4096}, {4096, 12288}};
     std::vector<int> ms = {1, 2, 4, 8, 12, 16, 24, 32, 64};
     bool fp16 = false, pdl = true;
@@ -616,8 +685,9 @@ int main(int argc, char** argv) {
                          "       %s --chain hy-mt-7b|hy-mt1.5-1.8b [--shared-weights] [--int4]\n"
                          "       %s --stream\n"
                          "       %s --boundaries\n"
-                         "       %s --l2\n",
-                         argv[0], argv[0], argv[0], argv[0], argv[0]);
+                         "       %s --l2\n"
+                         "       %s --first-calls\n",
+                         argv[0], argv[0], argv[0], argv[0], argv[0], argv[0]);
             return 2;
         }
     }
