@@ -460,8 +460,8 @@ void run_dequant_gemm(const DeviceLinear& w, const T* x, T* y, int m, LinearCont
     T* ws = static_cast<T*>(ctx.workspace);
     for (int r0 = 0; r0 < w.n(); r0 += tile) {
         const int rows = std::min(tile, w.n() - r0);
-        const std::size_t chunks = static_cast<std::size_t>(rows) * a.chunks;
-        const int blocks = static_cast<int>(std::min<std::size_t>((chunks + 255) / 256, 65535));
+        const std::size_t units = static_cast<std::size_t>(rows) * (w.k_padded() / 8);
+        const int blocks = static_cast<int>(std::min<std::size_t>((units + 255) / 256, 65535));
         dequantize_kernel<kInt4, T><<<blocks, 256, 0, stream>>>(a, w.k_padded(), r0, rows, ws);
         check_cuda(cudaGetLastError(), "dequantisation kernel launch");
         gemm<T>(ctx, stream, ws, w.k_padded(), rows, x, m, w.k(), y + r0, w.n());
