@@ -43,8 +43,6 @@ WeightFormat weight_format(Tier t) {
     return WeightFormat::BF16;
 }
 
-constexpr std::size_t kCublasWorkspace = 32u << 20;  // cuBLAS's own default on Hopper
-
 /// Host fp32 values → device 16-bit buffer.
 template <typename T>
 DeviceBuffer upload_16(const std::vector<float>& v) {
@@ -797,10 +795,11 @@ class CudaModelImpl final : public CudaModel {
         handles_.pinned_device = device_address(handles_.pinned);
         const std::size_t ws = workspace_for_linears();
         alloc(linear_ws_, ws);
-        // cuBLAS gets its workspace from us, so that it allocates nothing later (memory stays
-        // flat while serving; CUDA graph capture needs it too).
-        alloc(cublas_ws_, kCublasWorkspace);
-        if (cublasSetWorkspace(cublas_, cublas_ws_.get(), kCublasWorkspace) !=
+        // cuBLAS gets its workspace from us (the GEMMs' cublasLt calls take the same buffer:
+        // gemm_cuda.h), so that it allocates nothing later (memory stays flat while serving;
+        // CUDA graph capture needs it too).
+        alloc(cublas_ws_, kGemmWorkspaceBytes);
+        if (cublasSetWorkspace(cublas_, cublas_ws_.get(), kGemmWorkspaceBytes) !=
             CUBLAS_STATUS_SUCCESS)
             throw Error("cuBLAS: cublasSetWorkspace failed");
         // The sampler's parameters and histories, sized for a full batch of full sequences.
@@ -818,7 +817,7 @@ class CudaModelImpl final : public CudaModel {
             MTDESK_CUDA_CHECK(
                 cudaEventCreateWithFlags(&handles_.sample_done[i], cudaEventDisableTiming));
         }
-        ctx_ = LinearContext(cublas_, linear_ws_.get(), ws, cublas_ws_.get(), kCublasWorkspace);
+        ctx_ = LinearContext(cublas_, linear_ws_.get(), ws, cublas_ws_.get(), kGemmWorkspaceBytes);
     }
 
     /// Scratch of the linear layers: split-K partial sums for decode steps, and in INT tiers

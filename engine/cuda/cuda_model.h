@@ -81,7 +81,8 @@ class CudaModel {
     /// no row of the last sample_async() or a block table too short for the positions.
     virtual int forward(std::span<const StepSequence> seqs) = 0;
 
-    /// Runs the linear layers at a ladder of row counts up to the step budget, then a prefill
+    /// Runs the linear layers at every GEMM row-count bucket up to the step budget (each
+    /// bucket's algorithm chosen and its kernel loaded: gemm_cuda.h), then a prefill
     /// step and decode steps of one and two sequences on dummy tokens (then frees their KV
     /// blocks), so that the kernels a first request or batch needs are loaded (CUDA and cuBLAS
     /// load kernels lazily: the first prefill GEMM otherwise costs ~100 ms of a user's first
