@@ -122,16 +122,16 @@ void GemmPlans::run(cudaDataType_t type, const void* a, int lda, int n, const vo
                     cudaStream_t stream) {
     const float alpha = 1.0f, beta = 0.0f;
     const Layout la(type, k, n, lda), lx(type, k, m, k), ly(type, n, m, ldy);
-    Key key{gemm_bucket(m),
-            n,
-            k,
-            lda,
-            ldy,
-            static_cast<int>(type),
-            workspace_bytes,
-            alignment(a),
-            alignment(x),
-            alignment(y)};
+    Key key{.rows = gemm_bucket(m),
+            .n = n,
+            .k = k,
+            .lda = lda,
+            .ldy = ldy,
+            .type = static_cast<int>(type),
+            .workspace_bytes = workspace_bytes,
+            .align_a = alignment(a),
+            .align_x = alignment(x),
+            .align_y = alignment(y)};
     cublasStatus_t s = cublasLtMatmul(handle_, desc_, &alpha, a, la, x, lx, &beta, y, ly, y, ly,
                                       &choose(key), workspace, workspace_bytes, stream);
     if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_INVALID_VALUE) {
