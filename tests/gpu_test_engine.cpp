@@ -660,7 +660,7 @@ class TestCudaEngine : public QObject {
             QVERIFY(own > 0);
             QVERIFY2(own <= est, qPrintable(QString::number(own)));
             QVERIFY2(grown <= est, qPrintable(QString::number(grown)));
-            // And not far above: at most its 128 MiB allowance for the runtime.
+            // And not far above: at most 128 MiB (its allowance for the runtime is 64).
             QVERIFY2(est - grown <= (128 << 20), qPrintable(QString::number(est - grown)));
         }
     }

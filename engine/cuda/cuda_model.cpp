@@ -3,7 +3,6 @@
 
 #include "cuda/cuda_model.h"
 
-#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -63,12 +62,11 @@ P* device_address(P* host) {
     return static_cast<P*>(device);
 }
 
-/// The stream, cuBLAS handle, pinned staging buffer and the event that marks its last copy,
+/// The stream, pinned staging buffer and the event that marks its last copy,
 /// released even when a constructor fails half-way (nothing may stay behind after a failed
 /// load).
 struct Handles {
     cudaStream_t stream = nullptr;
-    cublasHandle_t cublas = nullptr;
     int32_t* pinned = nullptr;
     const int32_t* pinned_device = nullptr;  // the same memory, as the GPU sees it
     cudaEvent_t pinned_copied = nullptr;
@@ -82,7 +80,6 @@ struct Handles {
     Handles& operator=(const Handles&) = delete;
     ~Handles() {
         if (stream) cudaStreamSynchronize(stream);
-        if (cublas) cublasDestroy(cublas);
         if (stream) cudaStreamDestroy(stream);
         if (pinned_copied) cudaEventDestroy(pinned_copied);
         if (pinned) cudaFreeHost(pinned);
@@ -449,10 +446,6 @@ class CudaModelImpl final : public CudaModel {
         stream_ = handles_.stream;
         MTDESK_CUDA_CHECK(
             cudaEventCreateWithFlags(&handles_.pinned_copied, cudaEventDisableTiming));
-        if (cublasCreate(&handles_.cublas) != CUBLAS_STATUS_SUCCESS)
-            throw Error("cuBLAS: cublasCreate failed");
-        cublas_ = handles_.cublas;
-        cublasSetStream(cublas_, stream_);
     }
 
     /// Weights of config_'s shapes with random values (standard deviation 0.02, norms 1), in
@@ -795,13 +788,9 @@ class CudaModelImpl final : public CudaModel {
         handles_.pinned_device = device_address(handles_.pinned);
         const std::size_t ws = workspace_for_linears();
         alloc(linear_ws_, ws);
-        // cuBLAS gets its workspace from us (the GEMMs' cublasLt calls take the same buffer:
-        // gemm_cuda.h), so that it allocates nothing later (memory stays flat while serving;
-        // CUDA graph capture needs it too).
-        alloc(cublas_ws_, kGemmWorkspaceBytes);
-        if (cublasSetWorkspace(cublas_, cublas_ws_.get(), kGemmWorkspaceBytes) !=
-            CUBLAS_STATUS_SUCCESS)
-            throw Error("cuBLAS: cublasSetWorkspace failed");
+        // The GEMMs' workspace comes from us (gemm_cuda.h), so that cublasLt allocates nothing
+        // later (memory stays flat while serving; CUDA graph capture needs it too).
+        alloc(gemm_ws_, kGemmWorkspaceBytes);
         // The sampler's parameters and histories, sized for a full batch of full sequences.
         alloc(sample_meta_,
               static_cast<std::size_t>(max_logit_rows_) *
@@ -817,7 +806,7 @@ class CudaModelImpl final : public CudaModel {
             MTDESK_CUDA_CHECK(
                 cudaEventCreateWithFlags(&handles_.sample_done[i], cudaEventDisableTiming));
         }
-        ctx_ = LinearContext(cublas_, linear_ws_.get(), ws, cublas_ws_.get(), kGemmWorkspaceBytes);
+        ctx_ = LinearContext(linear_ws_.get(), ws, gemm_ws_.get(), kGemmWorkspaceBytes);
     }
 
     /// Scratch of the linear layers: split-K partial sums for decode steps, and in INT tiers
@@ -1000,7 +989,6 @@ class CudaModelImpl final : public CudaModel {
     // Declared first among the device resources so that it is destroyed last.
     Handles handles_;
     cudaStream_t stream_ = nullptr;
-    cublasHandle_t cublas_ = nullptr;
     LinearContext ctx_;
 
     std::optional<QuantCache> cache_;
@@ -1018,7 +1006,7 @@ class CudaModelImpl final : public CudaModel {
     std::vector<int> free_;
 
     DeviceBuffer x_, h_, tmp_, qkv_, attn_, gu_, act_, rows_, logits_, logits_f32_, sample_scratch_,
-        meta_, linear_ws_, cublas_ws_, sample_meta_;
+        meta_, linear_ws_, gemm_ws_, sample_meta_;
     /// The last sample's ids on the device, which pending_token()s stand for.
     DeviceBuffer pending_ids_;
     int pending_rows_ = 0;  ///< rows of the last sample_async() (0: none yet)

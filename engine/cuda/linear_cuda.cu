@@ -1,5 +1,5 @@
-// Linear layers on the GPU: cuBLAS for 16-bit weights, weight-only GEMV kernels for INT8/INT4
-// at small batch, dequantise + cuBLAS for INT8/INT4 at large batch. See linear_cuda.h.
+// Linear layers on the GPU: cublasLt GEMMs for 16-bit weights, weight-only GEMV kernels for
+// INT8/INT4 at small batch, dequantise + GEMM for INT8/INT4 at large batch. See linear_cuda.h.
 
 #include "cuda/linear_cuda.h"
 
@@ -28,11 +28,6 @@ using namespace detail;
 void check_cuda(cudaError_t status, const char* what) {
     if (status != cudaSuccess)
         throw Error(std::string("CUDA: ") + what + " failed: " + cudaGetErrorString(status));
-}
-
-void check_cublas(cublasStatus_t status, const char* what) {
-    if (status != CUBLAS_STATUS_SUCCESS)
-        throw Error(std::string("cuBLAS: ") + what + " failed: " + cublasGetStatusString(status));
 }
 
 void* device_alloc(std::size_t bytes, const std::string& what) {
@@ -753,10 +748,9 @@ DeviceLinear& DeviceLinear::operator=(DeviceLinear&& o) noexcept {
 
 LinearContext::LinearContext() = default;
 
-LinearContext::LinearContext(cublasHandle_t handle, void* ws, std::size_t ws_bytes, void* gemm_ws,
+LinearContext::LinearContext(void* ws, std::size_t ws_bytes, void* gemm_ws,
                              std::size_t gemm_ws_bytes)
-    : cublas(handle),
-      workspace(ws),
+    : workspace(ws),
       workspace_bytes(ws_bytes),
       gemm_workspace(gemm_ws),
       gemm_workspace_bytes(gemm_ws_bytes) {}
@@ -764,7 +758,6 @@ LinearContext::LinearContext(cublasHandle_t handle, void* ws, std::size_t ws_byt
 LinearContext LinearContext::create(std::size_t workspace_bytes) {
     LinearContext ctx;
     ctx.owns_ = true;
-    check_cublas(cublasCreate(&ctx.cublas), "cublasCreate");
     ctx.workspace = device_alloc(workspace_bytes, "the linear-layer workspace");
     ctx.workspace_bytes = workspace_bytes;
     ctx.gemm_workspace = device_alloc(kGemmWorkspaceBytes, "the GEMM workspace");
@@ -780,11 +773,9 @@ LinearContext::~LinearContext() {
 
 void LinearContext::release() noexcept {
     if (owns_) {
-        if (cublas) cublasDestroy(cublas);
         if (workspace) cudaFree(workspace);
         if (gemm_workspace) cudaFree(gemm_workspace);
     }
-    cublas = nullptr;
     workspace = nullptr;
     workspace_bytes = 0;
     gemm_workspace = nullptr;
@@ -800,7 +791,6 @@ LinearContext::LinearContext(LinearContext&& o) noexcept {
 LinearContext& LinearContext::operator=(LinearContext&& o) noexcept {
     if (this != &o) {
         release();
-        cublas = std::exchange(o.cublas, nullptr);
         workspace = std::exchange(o.workspace, nullptr);
         workspace_bytes = std::exchange(o.workspace_bytes, 0);
         gemm_workspace = std::exchange(o.gemm_workspace, nullptr);
@@ -870,8 +860,6 @@ void linear_impl(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& 
     if (m == 0) return;
     if (x == nullptr || y == nullptr) throw Error("linear: null x or y");
     const bool gemv = is_int(w.format()) && m <= ctx.gemv_max_m;
-    if (is_int(w.format()) && !gemv && ctx.cublas == nullptr)
-        throw Error("linear: the context has no cuBLAS handle");
     if (gemv && ctx.sm_count == 0) ctx.sm_count = current_sm_count();
     if (gemv && ctx.sm_major == 0) ctx.sm_major = current_sm_major();
     const bool mma = gemv && use_mma_gemv(w, x, m, ctx);
@@ -887,7 +875,6 @@ void linear_impl(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& 
                 run_gemv<WKind::F16, T>(w, x, y, m, ctx, stream, e, rows);
                 return;
             }
-            if (ctx.cublas == nullptr) throw Error("linear: the context has no cuBLAS handle");
             gemm<T>(ctx, stream, w.data(), w.k(), w.n(), x, m, w.k(), y, w.n());
             finish_unfused(e, y, m, w.n(), stream);
             return;

@@ -52,7 +52,6 @@
 // the CPU's dequantize() bit for bit; the GPU sums in a different order, and the prefill path
 // rounds the dequantised weight to T before the GEMM.
 
-#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -159,13 +158,12 @@ class GemmPlans;  // gemm_cuda.h
 /// Bytes of GEMM workspace LinearContext::create() allocates (cuBLAS's own default on Hopper).
 inline constexpr std::size_t kGemmWorkspaceBytes = 32u << 20;
 
-/// Shared scratch of the linear layers: a cuBLAS handle, a device workspace for dequantised
-/// weight tiles (prefill) and split-K partial sums (decode), and the GEMMs' own workspace and
-/// algorithm choices (gemm_cuda.h: cublasLt, one algorithm per bucket of row counts). One
+/// Shared scratch of the linear layers: a device workspace for dequantised weight tiles
+/// (prefill) and split-K partial sums (decode), and the GEMMs' own workspace and algorithm
+/// choices (gemm_cuda.h: cublasLt, one algorithm per bucket of row counts). One
 /// context serves one stream at a time: calls on two streams that share a workspace would
 /// overwrite each other's scratch.
 struct LinearContext {
-    cublasHandle_t cublas = nullptr;
     void* workspace = nullptr;  ///< 16-byte aligned (cudaMalloc's 256 is)
     std::size_t workspace_bytes = 0;
     /// Workspace of the GEMMs (cublasLt), separate from `workspace`, which holds the
@@ -199,14 +197,13 @@ struct LinearContext {
     /// above. Benchmarks set it to time the tensor-core kernel at fewer rows.
     int tensor_core_min_m = 0;
 
-    /// An empty context (no handle, no workspace); linear() refuses it.
+    /// An empty context (no workspaces): the GEMV paths run, the INT prefill path refuses it.
     LinearContext();
-    /// Borrows a handle and workspaces owned by the caller (not freed here).
-    LinearContext(cublasHandle_t handle, void* workspace, std::size_t workspace_bytes,
-                  void* gemm_workspace = nullptr, std::size_t gemm_workspace_bytes = 0);
-    /// Creates a handle and allocates `workspace_bytes` and kGemmWorkspaceBytes on the current
-    /// device, all owned and freed by this object. Throws mtdesk::Error on CUDA / cuBLAS
-    /// errors.
+    /// Borrows workspaces owned by the caller (not freed here).
+    LinearContext(void* workspace, std::size_t workspace_bytes, void* gemm_workspace = nullptr,
+                  std::size_t gemm_workspace_bytes = 0);
+    /// Allocates `workspace_bytes` and kGemmWorkspaceBytes on the current device, owned and
+    /// freed by this object. Throws mtdesk::Error on CUDA errors.
     static LinearContext create(std::size_t workspace_bytes);
 
     ~LinearContext();
@@ -243,9 +240,9 @@ LinearPath linear_path(const DeviceLinear& w, const void* x, int m, LinearContex
 /// y [m, n] = x [m, k] · Wᵀ on `stream` (asynchronous; x and y must stay valid until the stream
 /// gets there). T = __nv_bfloat16 or __half; BF16 weights take only __nv_bfloat16 and FP16 only
 /// __half, INT8/INT4 either. x and y are dense row-major device arrays of m·k and m·n elements;
-/// y must not overlap x. m == 0 does nothing. Throws mtdesk::Error for an empty weight or
-/// context, m < 0, a T that does not match BF16/FP16 weights, a workspace too small for even
-/// one dequantised row (INT prefill; see linear_workspace_bytes), and CUDA / cuBLAS errors.
+/// y must not overlap x. m == 0 does nothing. Throws mtdesk::Error for an empty weight, m < 0, a T
+/// that does not match BF16/FP16 weights, a workspace too small for even one dequantised row (INT
+/// prefill; see linear_workspace_bytes), and CUDA / cuBLAS errors.
 template <typename T>
 void linear(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& ctx,
             cudaStream_t stream);

@@ -138,11 +138,11 @@ MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context
         linear = std::min<std::size_t>(2 * f * h * 2, kDequantScratchBytes);
     const std::size_t split = split_kv_workspace_bytes(
         c, max_context, std::min(std::max(rows, std::size_t(kSplitKvRows)), tmax));
-    // cuBLAS's workspace (32 MiB, given to it at load), 32 MiB for split-K partial sums and
-    // small buffers, and 128 MiB that the CUDA runtime takes beyond the engine's buffers as it
-    // runs (cuBLAS's handle, allocation granularity: 90-109 MiB measured on an H200 without
-    // graphs, docs/benchmarks.md).
-    constexpr std::size_t fixed = (32ull + 32 + 128) << 20;
+    // The GEMMs' workspace (32 MiB, given to cublasLt at load), 32 MiB for split-K partial sums
+    // and small buffers, and 64 MiB that the CUDA runtime takes beyond the engine's buffers as it
+    // runs (cublasLt's handle, allocation granularity: 20-43 MiB measured on an H200 without
+    // graphs, docs/benchmarks.md; 90-109 MiB while the engine also held a cuBLAS handle).
+    constexpr std::size_t fixed = (32ull + 32 + 64) << 20;
     // The decode graphs of every batch bucket and context bound a session can reach (the
     // engine's context limit: whole blocks of 16 up to max_position_embeddings).
     const int graph_batch = std::min({max_batch, kMaxGraphBatch, step_tokens});

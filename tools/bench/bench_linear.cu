@@ -550,7 +550,7 @@ int run_first_calls() {
         std::fprintf(stderr, "cuBLAS setup failed\n");
         return 1;
     }
-    cuda::LinearContext ctx(h, nullptr, 0, ws, cuda::kGemmWorkspaceBytes);
+    cuda::LinearContext ctx(nullptr, 0, ws, cuda::kGemmWorkspaceBytes);
     std::printf("%6s %6s %6s %24s %24s %24s %24s\n", "m", "n", "k", "GemmEx first", "second",
                 "linear() first", "second");
     for (const auto& sh : shapes) {

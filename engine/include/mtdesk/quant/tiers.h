@@ -155,8 +155,8 @@ inline constexpr int kDefaultStepTokens = 1024;
 /// activations, hidden state, 16-bit and fp32 logits and sampler candidates per sequence, step
 /// metadata, RoPE tables, a 16-bit scratch for dequantised weights in INT tiers, the KV
 /// cache's padding (whole blocks of 16 and one for CUDA-graph steps), the split-KV attention's
-/// partials for contexts up to min(context_tokens, max_position_embeddings), cuBLAS's 32 MiB
-/// workspace, 32 MiB for split-K sums and small buffers, 128 MiB for what the CUDA runtime
+/// partials for contexts up to min(context_tokens, max_position_embeddings), the GEMMs' 32 MiB
+/// workspace, 32 MiB for split-K sums and small buffers, 64 MiB for what the CUDA runtime
 /// takes as the engine runs (its handles, allocation granularity) and the decode graphs the
 /// engine can capture (decode_graph_bytes)). The same terms as CudaModel's allocations, so it
 /// bounds what loading and running add to the device's memory in use; the CUDA context itself
