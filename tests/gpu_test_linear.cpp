@@ -126,6 +126,53 @@ QString compare_fused(const cuda::DeviceLinear& w, int m, cuda::LinearContext& c
     return {};
 }
 
+// The one-row MLP input step of a decode step where the norm goes into the gate/up layer:
+// linear_swiglu_norm_in (x made by its blocks from residual + delta) against add_rms_norm() then
+// linear_swiglu(), and the down layer's linear_add_rms_norm with `pending` = delta against the
+// same call on the residual the reference's add_rms_norm() updated: the same bits, and the
+// fused form leaves the residual alone until the down layer. Returns a failure.
+template <typename T>
+QString compare_norm_in(const cuda::DeviceLinear& gate_up, const cuda::DeviceLinear& down,
+                        cuda::LinearContext& ctx, uint32_t seed) {
+    constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+    const int k = gate_up.k(), inter = gate_up.n() / 2;
+    const std::vector<uint16_t> res0 = random_bits(k, kBf16, -2, 2, seed);
+    cuda::DeviceBuffer delta = upload_bits(random_bits(k, kBf16, -1, 1, seed + 1));
+    cuda::DeviceBuffer norm = upload_bits(random_bits(k, kBf16, 0.5f, 1.5f, seed + 2));
+    cuda::DeviceBuffer norm2 = upload_bits(random_bits(k, kBf16, 0.5f, 1.5f, seed + 3));
+    cuda::DeviceBuffer res = upload_bits(res0), res2 = upload_bits(res0);
+    // y: the gate/up layer's [2 · inter] (unwritten at one row), then the down layer's [k].
+    cuda::DeviceBuffer h(std::size_t(k) * 2), y(std::size_t(std::max(2 * inter, k)) * 2),
+        y2(y.bytes());
+    cuda::DeviceBuffer act(std::size_t(inter) * 2), act2(act.bytes());
+    cuda::DeviceBuffer out(std::size_t(k) * 2), out2(out.bytes());
+    const float eps = 1e-5f;
+    cuda::add_rms_norm<T>(res.as<T>(), delta.as<T>(), norm.as<T>(), h.as<T>(), 1, k, eps, nullptr);
+    cuda::linear_swiglu<T>(gate_up, h.as<T>(), y.as<T>(), act.as<T>(), 1, ctx, nullptr);
+    cuda::linear_swiglu_norm_in<T>(gate_up, res2.as<T>(), delta.as<T>(), norm.as<T>(), eps,
+                                   act2.as<T>(), ctx, nullptr);
+    MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+    const QString name = QString("INT4 gate/up [%1, %2], down [%3, %4] %5")
+                             .arg(gate_up.n())
+                             .arg(k)
+                             .arg(down.n())
+                             .arg(down.k())
+                             .arg(kBf16 ? "bf16" : "fp16");
+    if (download_bits(act, inter) != download_bits(act2, inter))
+        return name + ": linear_swiglu_norm_in differs from add_rms_norm + linear_swiglu";
+    if (download_bits(res2, k) != res0) return name + ": linear_swiglu_norm_in wrote the residual";
+    cuda::linear_add_rms_norm<T>(down, act.as<T>(), y.as<T>(), res.as<T>(), norm2.as<T>(),
+                                 out.as<T>(), 1, eps, ctx, nullptr);
+    cuda::linear_add_rms_norm<T>(down, act2.as<T>(), y2.as<T>(), res2.as<T>(), norm2.as<T>(),
+                                 out2.as<T>(), 1, eps, ctx, nullptr, delta.as<T>());
+    MTDESK_CUDA_CHECK(cudaDeviceSynchronize());
+    if (download_bits(res, k) != download_bits(res2, k))
+        return name + ": linear_add_rms_norm with pending: the residual differs";
+    if (download_bits(out, k) != download_bits(out2, k))
+        return name + ": linear_add_rms_norm with pending: the output differs";
+    return {};
+}
+
 }  // namespace
 
 class TestGpuLinear : public QObject {
@@ -354,6 +401,58 @@ class TestGpuLinear : public QObject {
         }
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // linear_swiglu_norm_in and linear_add_rms_norm's `pending` (compare_norm_in) on the 1.8B
+    // model's MLP shapes (down in three k-slices: the pending add in the fused split-K sum), on
+    // k = 4096 (two chunks a norm thread; a down layer of one slice: the add before the separate
+    // norm kernel), on k = 1536 and 1000 (x not whole 1024-element blocks; 1000: chunks past the
+    // last whole group of 8), and in fp16; then where it is refused.
+    void normInput() {
+        QStringList failures;
+        uint32_t seed = 900;
+        const cuda::DeviceBuffer probe(256);  // a 16-byte aligned vector for the checks
+        const void* p = probe.get();
+        const auto random_weight = [&](int n, int k) {
+            std::vector<float> wf(static_cast<std::size_t>(n) * k);
+            std::mt19937 rng(seed++);
+            std::normal_distribution<float> d(0.0f, 0.05f);
+            for (float& v : wf)
+                v = d(rng);
+            return cuda::DeviceLinear::upload(wf, n, k, WeightFormat::INT4);
+        };
+        for (const auto& [inter, k] : {std::pair{6144, 2048}, std::pair{256, 4096},
+                                       std::pair{384, 1536}, std::pair{64, 1000}}) {
+            const cuda::DeviceLinear gate_up = random_weight(2 * inter, k);
+            const cuda::DeviceLinear down = random_weight(k, inter);
+            QVERIFY(cuda::linear_swiglu_norm_in_supported(gate_up, p, p, p, ctx_));
+            failures << compare_norm_in<__nv_bfloat16>(gate_up, down, ctx_, seed);
+            seed += 4;
+            if (k == 2048) failures << compare_norm_in<__half>(gate_up, down, ctx_, seed);
+            seed += 4;
+        }
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+        // Refused: INT8 weights, k above 4096, an unaligned vector, the SIMT GEMV forced.
+        std::vector<float> wf(std::size_t(64) * 8192, 0.01f);
+        const cuda::DeviceLinear i8 = cuda::DeviceLinear::upload(
+            std::vector<float>(wf.begin(), wf.begin() + 64 * 1024), 64, 1024, WeightFormat::INT8);
+        const cuda::DeviceLinear wide =
+            cuda::DeviceLinear::upload(wf, 64, 8192, WeightFormat::INT4);
+        const cuda::DeviceLinear ok = cuda::DeviceLinear::upload(
+            std::vector<float>(wf.begin(), wf.begin() + 64 * 1024), 64, 1024, WeightFormat::INT4);
+        QVERIFY(!cuda::linear_swiglu_norm_in_supported(i8, p, p, p, ctx_));
+        QVERIFY(!cuda::linear_swiglu_norm_in_supported(wide, p, p, p, ctx_));
+        QVERIFY(!cuda::linear_swiglu_norm_in_supported(ok, static_cast<const char*>(p) + 2, p, p,
+                                                       ctx_));
+        QVERIFY(cuda::linear_swiglu_norm_in_supported(ok, p, p, p, ctx_));
+        ctx_.tensor_core_gemv = false;
+        QVERIFY(!cuda::linear_swiglu_norm_in_supported(ok, p, p, p, ctx_));
+        ctx_.tensor_core_gemv = true;
+        const auto* b = static_cast<const __nv_bfloat16*>(p);
+        auto* out = static_cast<__nv_bfloat16*>(probe.get());
+        QVERIFY_THROWS_EXCEPTION(Error, cuda::linear_swiglu_norm_in<__nv_bfloat16>(
+                                            wide, b, b, b, 1e-5f, out, ctx_, nullptr));
     }
 
     void deviceMemoryAndMoves() {

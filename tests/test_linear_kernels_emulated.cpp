@@ -8,7 +8,8 @@
 // one slice and in split-K slices followed by the split-K sum, on bf16 and fp16 activations,
 // with n not a multiple of a block's rows and k not a multiple of the INT4 group or of 16; and
 // the fused epilogues (SwiGLU in the GEMV's store and split-K sum, the residual add and RMSNorm in
-// the split-K sum) against the unfused results.
+// the split-K sum) against the unfused results; and the one-row INT4 GEMV making its x from the
+// residual add and RMSNorm before it against the same kernel on the norm's output.
 // This is what the GPU suite gpu_test_linear checks on a device; here it runs in CI, where
 // there is none, and catches a wrong fragment layout, index or split before a GPU run.
 
@@ -208,7 +209,7 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         if (row_kernel)
             emulation::launch(
                 mma_gemv_row_instance<T>(w.row_bytes, w.k, row_depth == kRowWholeDepth), grid,
-                block, ma);
+                block, ma, NormIn{});
         else if (m <= 8)
             mma.template operator()<1, false, false>();
         else if (m <= 16)
@@ -251,7 +252,8 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         // Chunks of 8 per thread: kV = 1 for n <= 2048, as finish_splits picks.
         emulation::launch(sum_splits_add_rms_norm_kernel<T, 1>, dim3(m), dim3(kNormThreads),
                           partial.data(), used, m, w.n, fused.residual->data(),
-                          fused.weight->data(), fused.out->data(), fused.eps);
+                          static_cast<const T*>(nullptr), fused.weight->data(), fused.out->data(),
+                          fused.eps);
     } else if (used > 1) {
         emulation::launch(sum_splits_kernel<T>, dim3(2), dim3(64), partial.data(), y.data(), used,
                           count);
@@ -416,6 +418,74 @@ void warp_probe(float* d, int* shuffled) {
     emulation::mma_m16n8k16<__nv_bfloat16>(acc, a, b);
     std::memcpy(d + 4 * lane, acc, sizeof(acc));
     shuffled[lane] = __shfl_xor_sync(0xffffffffu, lane * 10, 5);
+}
+
+// The one-row INT4 GEMV making its x from the residual add and RMSNorm before the layer
+// (kNormIn, linear_swiglu_norm_in) against the same kernel on the x add_rms_norm() writes
+// (the fused split-K sum's kernel with one split whose partial sum is the delta: the bits
+// of rms_norm_vec_kernel), SwiGLU stored by the kernel (one slice) or by the split-K sum
+// (more). Then the split-K sum's `pending` add against the same add done first. Returns a
+// failure.
+template <typename T, int kV>
+QString check_norm_in(int n, int k, int splits, uint32_t seed) {
+    const HostWeight w = make_weight(WKind::Int4, n, k, seed);
+    std::mt19937 rng(seed + 1);
+    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+    std::vector<T> res(k), delta(k), weight(k);
+    std::vector<float> delta_f(k);
+    for (int i = 0; i < k; ++i) {
+        res[i] = to_t<T>(2.0f * uni(rng));
+        delta[i] = to_t<T>(uni(rng));
+        delta_f[i] = from_t<T>(delta[i]);
+        weight[i] = to_t<T>(1.0f + 0.5f * uni(rng));
+    }
+    const float eps = 1e-5f;
+    std::vector<T> res_ref = res, x(k);
+    emulation::launch(sum_splits_add_rms_norm_kernel<T, kV>, dim3(1), dim3(kNormThreads),
+                      delta_f.data(), 1, 1, k, res_ref.data(), static_cast<const T*>(nullptr),
+                      weight.data(), x.data(), eps);
+    std::vector<T> act_ref(n / 2, to_t<T>(-3.0f)), act(n / 2, to_t<T>(-5.0f));
+    Fused<T> f;
+    f.kind = Fused<T>::SwiGlu;
+    f.act = &act_ref;
+    run_kernels<WKind::Int4, T>(w, x, 1, splits, true, 0, f);
+    // The kNormIn instance, launched as run_mma_gemv_row launches it.
+    MmaGemvArgs ma{};
+    ma.g = w.args();
+    ma.g.x = res.data();
+    ma.g.m = 1;
+    std::vector<float> partial(static_cast<std::size_t>(splits) * n, NAN);
+    ma.g.partial = partial.data();
+    ma.rounds = static_cast<int>((w.row_bytes + kRowRoundBytes - 1) / kRowRoundBytes);
+    ma.rounds_per_group = w.group / 128;
+    const Slices sl = slices_of(ma.rounds, splits);
+    ma.rounds_per_split = sl.per;
+    if (sl.used == 1) ma.g.act = act.data();
+    const NormIn norm{res.data(), delta.data(), weight.data(), eps};
+    const dim3 grid((n + kWarps * kRowWarpRows<kRowTiles> - 1) / (kWarps * kRowWarpRows<kRowTiles>),
+                    sl.used);
+    emulation::launch_with_shared(mma_gemv_row_instance<T, true>(w.row_bytes, k, false), grid,
+                                  dim3(kWarps * 32), norm_in_smem_bytes(k), ma, norm);
+    if (sl.used > 1)
+        emulation::launch(sum_splits_swiglu_kernel<T>, dim3(2), dim3(64), partial.data(),
+                          act.data(), sl.used, static_cast<std::size_t>(n) / 2);
+    const QString name = QString("norm in, INT4 [%1, %2], %3 slices").arg(n).arg(k).arg(sl.used);
+    if (std::memcmp(act.data(), act_ref.data(), act.size() * sizeof(T)) != 0)
+        return name + ": differs from the GEMV on add_rms_norm's x";
+    // The split-K sum with `pending` = delta on the untouched residual, against the same
+    // sum (one split: a partial sum of ones) on the residual the reference updated.
+    std::vector<float> ones(k, 1.0f);
+    std::vector<T> out_ref(k), out(k), res_pending = res;
+    emulation::launch(sum_splits_add_rms_norm_kernel<T, kV>, dim3(1), dim3(kNormThreads),
+                      ones.data(), 1, 1, k, res_ref.data(), static_cast<const T*>(nullptr),
+                      weight.data(), out_ref.data(), eps);
+    emulation::launch(sum_splits_add_rms_norm_kernel<T, kV, true>, dim3(1), dim3(kNormThreads),
+                      ones.data(), 1, 1, k, res_pending.data(), static_cast<const T*>(delta.data()),
+                      weight.data(), out.data(), eps);
+    if (std::memcmp(res_pending.data(), res_ref.data(), k * sizeof(T)) != 0 ||
+        std::memcmp(out.data(), out_ref.data(), k * sizeof(T)) != 0)
+        return name + ": the split-K sum's pending add differs from the add done first";
+    return {};
 }
 
 }  // namespace
@@ -652,6 +722,21 @@ class TestLinearKernelsEmulated : public QObject {
         failures << check_swiglu<WKind::Int4, __nv_bfloat16>(wr, 1, 1, true, 52);
         failures << check_swiglu<WKind::Int4, __half>(wr, 1, 2, true, 53);
         failures << check_add_rms_norm<WKind::Int4, __half>(wt, 17, 2, true, 51);
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // The one-row INT4 GEMV making its x from the residual add and RMSNorm before it
+    // (check_norm_in), in one and two k-slices: k = 2048 (one chunk a norm thread), 4096 (two),
+    // 1000 (x not whole rounds, chunks past the last whole group of 8), bf16 and fp16.
+    void normInput() {
+        QStringList failures;
+        for (int splits : {1, 2}) {
+            failures << check_norm_in<__nv_bfloat16, 1>(40, 2048, splits, 90 + splits);
+            failures << check_norm_in<__half, 1>(40, 2048, splits, 92 + splits);
+            failures << check_norm_in<__nv_bfloat16, 2>(24, 4096, splits, 94 + splits);
+            failures << check_norm_in<__nv_bfloat16, 1>(38, 1000, splits, 96 + splits);
+        }
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
     }

@@ -797,6 +797,7 @@ class CudaModelImpl final : public CudaModel {
                       (sizeof(SampleParams) + sizeof(int32_t) * (c.max_position_embeddings + 1)) +
                   sizeof(int32_t));
         alloc(pending_ids_, static_cast<std::size_t>(max_logit_rows_) * sizeof(int32_t));
+        alloc(o_row_, hidden * sizeof(T));
         // The sampler's host side (parameters and histories, then the ids), two slots.
         for (int i = 0; i < 2; ++i) {
             MTDESK_CUDA_CHECK(
@@ -879,6 +880,21 @@ class CudaModelImpl final : public CudaModel {
                     d_positions, attn, total, heads, kvh, hd, options_.block_size, attn_scale_,
                     max_context, split_kv_, stream_, AttentionSplit::Auto,
                     prefill_chunks ? AttentionPrefill::TensorCores : AttentionPrefill::Off);
+            // One row where the layers allow (norm_in_layer): the o layer's row stays in
+            // o_row_, the gate/up layer's blocks make their input from it and the residual
+            // (linear_swiglu_norm_in), and the down layer's residual add adds it first. This
+            // saves the norm's kernel (one block) between the two GEMVs.
+            if (total == 1 && run(StepOp::OProj) && run(StepOp::GateUp) && run(StepOp::Down) &&
+                norm_in_layer(L)) {
+                T* o_row = o_row_.as<T>();
+                linear<T>(L.o, attn, o_row, 1, ctx_, stream_);
+                linear_swiglu_norm_in<T>(L.gate_up, x, o_row, L.post_norm.as<T>(), eps, act, ctx_,
+                                         stream_);
+                const T* next = l + 1 < layers_.size() ? layers_[l + 1].input_norm.as<T>()
+                                                       : final_norm_.as<T>();
+                linear_add_rms_norm<T>(L.down, act, tmp, x, next, h, 1, eps, ctx_, stream_, o_row);
+                continue;
+            }
             // Output layers: the residual add and the next norm fused into the layer where its
             // path allows (linear_add_rms_norm); a bias comes between them otherwise.
             if (!run(StepOp::OProj)) {
@@ -914,6 +930,17 @@ class CudaModelImpl final : public CudaModel {
             }
         }
         if (layers_.empty()) rms_norm<T>(x, final_norm_.as<T>(), h, total, hidden, eps, stream_);
+    }
+
+    /// Whether a one-row step runs layer L's attention output layer into o_row_ and its residual
+    /// add and norm inside the gate/up layer (linear_swiglu_norm_in): where the o layer is one
+    /// kernel (else its split-K sum would still come between them, the norm's kernel saved there
+    /// at no gain) and the gate/up layer takes it, without biases.
+    bool norm_in_layer(Layer& L) {
+        if (L.o_bias.get() || L.gate_up_bias.get() || L.down_bias.get()) return false;
+        return linear_single_kernel(L.o, attn_.get(), 1, ctx_) &&
+               linear_swiglu_norm_in_supported(L.gate_up, x_.get(), o_row_.get(), L.post_norm.get(),
+                                               ctx_);
     }
 
     /// The batch bucket of a decode step of `n` sequences (decode_graph_batch), or 0 (eager)
@@ -1007,6 +1034,9 @@ class CudaModelImpl final : public CudaModel {
 
     DeviceBuffer x_, h_, tmp_, qkv_, attn_, gu_, act_, rows_, logits_, logits_f32_, sample_scratch_,
         meta_, linear_ws_, gemm_ws_, sample_meta_;
+    /// The attention output layer's one row where its residual add and norm go into the MLP's
+    /// layers (norm_in_layer()).
+    DeviceBuffer o_row_;
     /// The last sample's ids on the device, which pending_token()s stand for.
     DeviceBuffer pending_ids_;
     int pending_rows_ = 0;  ///< rows of the last sample_async() (0: none yet)

@@ -99,10 +99,11 @@ void sum_splits(const float* partial, T* y, int splits, std::size_t count, cudaS
 struct Epilogue {
     enum class Kind { None, SwiGlu, AddRmsNorm };
     Kind kind = Kind::None;
-    void* act = nullptr;           ///< SwiGlu: [m, n / 2]
-    void* residual = nullptr;      ///< AddRmsNorm: [m, n], updated in place
-    const void* weight = nullptr;  ///< AddRmsNorm: the norm's weight [n]
-    void* out = nullptr;           ///< AddRmsNorm: [m, n]
+    void* act = nullptr;            ///< SwiGlu: [m, n / 2]
+    void* residual = nullptr;       ///< AddRmsNorm: [m, n], updated in place
+    const void* pending = nullptr;  ///< AddRmsNorm: [m, n] added to residual first, or null
+    const void* weight = nullptr;   ///< AddRmsNorm: the norm's weight [n]
+    void* out = nullptr;            ///< AddRmsNorm: [m, n]
     float eps = 0.0f;
 
     /// The same epilogue for the rows from m0 on of a layer of n outputs.
@@ -111,6 +112,7 @@ struct Epilogue {
         Epilogue e = *this;
         if (act) e.act = static_cast<T*>(act) + static_cast<std::size_t>(m0) * (n / 2);
         if (residual) e.residual = static_cast<T*>(residual) + static_cast<std::size_t>(m0) * n;
+        if (pending) e.pending = static_cast<const T*>(pending) + static_cast<std::size_t>(m0) * n;
         if (out) e.out = static_cast<T*>(out) + static_cast<std::size_t>(m0) * n;
         return e;
     }
@@ -126,6 +128,10 @@ void finish_unfused(const Epilogue& e, const T* y, int m, int n, cudaStream_t st
             swiglu<T>(y, static_cast<T*>(e.act), m, n / 2, GateUp::Pairs, stream);
             return;
         case Epilogue::Kind::AddRmsNorm:
+            // residual = T(residual + pending): the bias kernel over one row of m · n.
+            if (e.pending)
+                add_bias<T>(static_cast<T*>(e.residual), static_cast<const T*>(e.pending), 1, m * n,
+                            stream);
             add_rms_norm<T>(static_cast<T*>(e.residual), y, static_cast<const T*>(e.weight),
                             static_cast<T*>(e.out), m, n, e.eps, stream);
             return;
@@ -153,13 +159,18 @@ void finish_splits(const float* partial, T* y, int splits, int m, int n, const E
     }
     const int per_thread = (n / 8 + kNormThreads - 1) / kNormThreads;
     if (e.kind == Epilogue::Kind::AddRmsNorm && splits <= kNormMaxSplits && n % 8 == 0 &&
-        per_thread <= 4 && aligned16(e.residual) && aligned16(e.weight) && aligned16(e.out)) {
-        auto kernel = per_thread == 1   ? sum_splits_add_rms_norm_kernel<T, 1>
-                      : per_thread == 2 ? sum_splits_add_rms_norm_kernel<T, 2>
-                                        : sum_splits_add_rms_norm_kernel<T, 4>;
+        per_thread <= 4 && aligned16(e.residual) && aligned16(e.pending) && aligned16(e.weight) &&
+        aligned16(e.out)) {
+        const bool p = e.pending != nullptr;
+        auto kernel = per_thread == 1   ? (p ? sum_splits_add_rms_norm_kernel<T, 1, true>
+                                             : sum_splits_add_rms_norm_kernel<T, 1>)
+                      : per_thread == 2 ? (p ? sum_splits_add_rms_norm_kernel<T, 2, true>
+                                             : sum_splits_add_rms_norm_kernel<T, 2>)
+                                        : (p ? sum_splits_add_rms_norm_kernel<T, 4, true>
+                                             : sum_splits_add_rms_norm_kernel<T, 4>);
         launch(kernel, dim3(m), dim3(kNormThreads), 0, stream, partial, splits, m, n,
-               static_cast<T*>(e.residual), static_cast<const T*>(e.weight), static_cast<T*>(e.out),
-               e.eps);
+               static_cast<T*>(e.residual), static_cast<const T*>(e.pending),
+               static_cast<const T*>(e.weight), static_cast<T*>(e.out), e.eps);
         check_cuda(cudaGetLastError(), "split-K sum + RMSNorm kernel launch");
         return;
     }
@@ -287,11 +298,21 @@ void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream
         launch_mma_kernel<K, T, 1, kN, false, false>(a, grid, stream);
 }
 
-// INT4 at one row of x: mma_gemv_row_kernel, with the SIMT GEMV's split-K rule (one wave of
-// 16 warps per multiprocessor at most) and its SwiGLU store at one slice.
+/// The k-slices of the one-row INT4 GEMV of `w`: the SIMT GEMV's split-K rule (one wave of 16
+/// warps per multiprocessor at most).
+Slices row_gemv_slices(const DeviceLinear& w, const LinearContext& ctx) {
+    const int rounds = static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
+    const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
+    const int splits = split_count(w.n(), 1, kRowWarpRows<kRowTiles>, chunks, ctx.sm_count,
+                                   ctx.workspace ? ctx.workspace_bytes : 0);
+    return slices_of(rounds, splits);
+}
+
+// INT4 at one row of x: mma_gemv_row_kernel in row_gemv_slices() and its SwiGLU store at one
+// slice. With `norm`, each block makes x from it (kNormIn; x itself is not read).
 template <typename T>
 void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ctx,
-                      cudaStream_t stream, const Epilogue& e) {
+                      cudaStream_t stream, const Epilogue& e, const NormIn* norm = nullptr) {
     MmaGemvArgs a{};
     a.g = args_of(w);
     a.g.x = x;
@@ -300,9 +321,7 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     a.g.partial = static_cast<float*>(ctx.workspace);
     a.rounds = static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
     a.rounds_per_group = w.group() / 128;
-    const int splits = split_count(a.g.n, 1, kRowWarpRows<kRowTiles>, a.g.chunks, ctx.sm_count,
-                                   ctx.workspace ? ctx.workspace_bytes : 0);
-    const Slices sl = slices_of(a.rounds, splits);
+    const Slices sl = row_gemv_slices(w, ctx);
     a.rounds_per_split = sl.per;
     const int used_splits = sl.used;
     const bool fused_store = e.kind == Epilogue::Kind::SwiGlu && used_splits == 1;
@@ -314,8 +333,12 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     const long blocks = static_cast<long>(grid.x) * grid.y;
     const bool whole =
         sl.per <= kRowWholeRounds && blocks <= long{kRowWholeMinBlocks} * ctx.sm_count;
-    launch(mma_gemv_row_instance<T>(w.row_bytes(), w.k(), whole), grid, dim3(kWarps * 32), 0,
-           stream, a);
+    if (norm)
+        launch(mma_gemv_row_instance<T, true>(w.row_bytes(), w.k(), whole), grid, dim3(kWarps * 32),
+               norm_in_smem_bytes(w.k()), stream, a, *norm);
+    else
+        launch(mma_gemv_row_instance<T>(w.row_bytes(), w.k(), whole), grid, dim3(kWarps * 32), 0,
+               stream, a, NormIn{});
     check_cuda(cudaGetLastError(), "one-row tensor-core GEMV kernel launch");
     finish_gemv(a.g.partial, y, used_splits, 1, a.g.n, e, fused_store, stream);
 }
@@ -923,13 +946,51 @@ void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, Linea
     linear_impl<T>(w, x, y, m, ctx, stream, e);
 }
 
+bool linear_single_kernel(const DeviceLinear& w, const void* x, int m, LinearContext& ctx) {
+    if (w.format() != WeightFormat::INT4 || m != 1 || w.n() == 0 || ctx.gemv_max_m < 1)
+        return false;
+    if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+    if (ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    return use_mma_gemv(w, x, 1, ctx) && row_gemv_slices(w, ctx).used == 1;
+}
+
+bool linear_swiglu_norm_in_supported(const DeviceLinear& w, const void* residual, const void* delta,
+                                     const void* norm_weight, LinearContext& ctx) {
+    if (w.format() != WeightFormat::INT4 || w.n() == 0 || w.n() % 2 != 0) return false;
+    if (w.k() > kNormInMaxK || ctx.gemv_max_m < 1) return false;
+    if (!aligned16(residual) || !aligned16(delta) || !aligned16(norm_weight)) return false;
+    if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+    if (ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    return use_mma_gemv(w, residual, 1, ctx);
+}
+
+template <typename T>
+void linear_swiglu_norm_in(const DeviceLinear& w, const T* residual, const T* delta,
+                           const T* norm_weight, float eps, T* act, LinearContext& ctx,
+                           cudaStream_t stream) {
+    if (residual == nullptr || delta == nullptr || norm_weight == nullptr || act == nullptr)
+        throw Error("linear_swiglu_norm_in: null residual, delta, norm weight or act");
+    if (!linear_swiglu_norm_in_supported(w, residual, delta, norm_weight, ctx))
+        throw Error("linear_swiglu_norm_in: not supported for the " +
+                    std::string(format_name(w.format())) + " weight " + shape(w.n(), w.k()) +
+                    " (see linear_swiglu_norm_in_supported)");
+    Epilogue e;
+    e.kind = Epilogue::Kind::SwiGlu;
+    e.act = act;
+    const NormIn norm{residual, delta, norm_weight, eps};
+    // y is never written at one row with SwiGLU (the GEMV's store or the split-K sum).
+    run_mma_gemv_row<T>(w, residual, nullptr, ctx, stream, e, &norm);
+}
+
 template <typename T>
 void linear_add_rms_norm(const DeviceLinear& w, const T* x, T* y, T* residual, const T* norm_weight,
-                         T* out, int m, float eps, LinearContext& ctx, cudaStream_t stream) {
+                         T* out, int m, float eps, LinearContext& ctx, cudaStream_t stream,
+                         const T* pending) {
     if (m > 0 && (residual == nullptr || norm_weight == nullptr || out == nullptr))
         throw Error("linear_add_rms_norm: null residual, norm weight or output");
     Epilogue e;
     e.kind = Epilogue::Kind::AddRmsNorm;
+    e.pending = pending;
     e.residual = residual;
     e.weight = norm_weight;
     e.out = out;
@@ -942,7 +1003,9 @@ void linear_add_rms_norm(const DeviceLinear& w, const T* x, T* y, T* residual, c
     template void linear_swiglu<T>(const DeviceLinear&, const T*, T*, T*, int, LinearContext&,     \
                                    cudaStream_t);                                                  \
     template void linear_add_rms_norm<T>(const DeviceLinear&, const T*, T*, T*, const T*, T*, int, \
-                                         float, LinearContext&, cudaStream_t)
+                                         float, LinearContext&, cudaStream_t, const T*);           \
+    template void linear_swiglu_norm_in<T>(const DeviceLinear&, const T*, const T*, const T*,      \
+                                           float, T*, LinearContext&, cudaStream_t)
 INSTANTIATE(__nv_bfloat16);
 INSTANTIATE(__half);
 #undef INSTANTIATE

@@ -259,7 +259,10 @@ void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, Linea
 
 /// The layer, the residual add and the RMSNorm after it: y = x · Wᵀ [m, n], residual [m, n] =
 /// T(residual + T(y)), out [m, n] = rms_norm(residual) with `norm_weight` [n] and `eps`:
-/// linear() then add_rms_norm() (ops_cuda.h), bit for bit. Where a GEMV path splits k in up to 4
+/// linear() then add_rms_norm() (ops_cuda.h), bit for bit. With `pending` [m, n] (16-byte
+/// aligned), an add left over from before the layer (linear_swiglu_norm_in's delta) comes first:
+/// residual = T(T(residual + pending) + T(y)), as the two adds one after the other. Where a GEMV
+/// path splits k in up to 4
 /// slices (one row of x: the GEMVs' 2-4), its split-K sum does the add and the norm too (one
 /// kernel instead of two, for rows of whole 16-byte chunks up to 8192 elements and 16-byte
 /// aligned residual, weight and out); otherwise y (scratch) is written and add_rms_norm()
@@ -267,7 +270,32 @@ void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, Linea
 /// norm_weight or out.
 template <typename T>
 void linear_add_rms_norm(const DeviceLinear& w, const T* x, T* y, T* residual, const T* norm_weight,
-                         T* out, int m, float eps, LinearContext& ctx, cudaStream_t stream);
+                         T* out, int m, float eps, LinearContext& ctx, cudaStream_t stream,
+                         const T* pending = nullptr);
+
+/// Whether linear() of `m` rows of x is known to run as one kernel writing y (no split-K sum
+/// after it): so far only said of INT4 weights at one row (the one-row GEMV in one k-slice);
+/// false otherwise, also where it might be one.
+bool linear_single_kernel(const DeviceLinear& w, const void* x, int m, LinearContext& ctx);
+
+/// Whether linear_swiglu_norm_in() runs for this weight and these pointers: INT4 weights with
+/// an even number of rows, k <= 4096, on the one-row tensor-core GEMV (sm_80+, k a multiple of
+/// 8, groups a multiple of 128, ctx not forcing another path), 16-byte aligned vectors.
+bool linear_swiglu_norm_in_supported(const DeviceLinear& w, const void* residual, const void* delta,
+                                     const void* norm_weight, LinearContext& ctx);
+
+/// One row through a gate|up layer with the residual add and RMSNorm before it made by the
+/// GEMV's blocks themselves: act [n / 2] = SwiGLU of x · Wᵀ (as linear_swiglu()) with x [k] =
+/// rms_norm(T(residual + delta)) with `norm_weight` [k] and `eps` (as add_rms_norm() writes it),
+/// bit for bit add_rms_norm() then linear_swiglu(); but residual is left as it is (the caller
+/// adds delta later: linear_add_rms_norm's `pending`). At one row of a decode step this saves
+/// the norm's kernel, one block on one multiprocessor between two GEMVs. T = __nv_bfloat16 or
+/// __half. Throws mtdesk::Error for null pointers, where linear_swiglu_norm_in_supported() is
+/// false, and for CUDA errors.
+template <typename T>
+void linear_swiglu_norm_in(const DeviceLinear& w, const T* residual, const T* delta,
+                           const T* norm_weight, float eps, T* act, LinearContext& ctx,
+                           cudaStream_t stream);
 
 #define MTDESK_LINEAR_EXTERN(T)                                                                  \
     extern template void linear<T>(const DeviceLinear&, const T*, T*, int, LinearContext&,       \
@@ -275,7 +303,11 @@ void linear_add_rms_norm(const DeviceLinear& w, const T* x, T* y, T* residual, c
     extern template void linear_swiglu<T>(const DeviceLinear&, const T*, T*, T*, int,            \
                                           LinearContext&, cudaStream_t);                         \
     extern template void linear_add_rms_norm<T>(const DeviceLinear&, const T*, T*, T*, const T*, \
-                                                T*, int, float, LinearContext&, cudaStream_t)
+                                                T*, int, float, LinearContext&, cudaStream_t,    \
+                                                const T*);                                       \
+    extern template void linear_swiglu_norm_in<T>(const DeviceLinear&, const T*, const T*,       \
+                                                  const T*, float, T*, LinearContext&,           \
+                                                  cudaStream_t)
 MTDESK_LINEAR_EXTERN(__nv_bfloat16);
 MTDESK_LINEAR_EXTERN(__half);
 #undef MTDESK_LINEAR_EXTERN

@@ -548,12 +548,103 @@ struct Mma {
     }
 };
 
+/// The one-row GEMV's x made in its prologue (mma_gemv_row_kernel's kNormIn): x =
+/// rms_norm(T(residual + delta)) with `weight` and `eps`, as add_rms_norm() would write it, for
+/// k a multiple of 8 up to kNormInMaxK, 16-byte aligned pointers. Nothing is written back: the
+/// caller adds delta to the residual later (linear_add_rms_norm's `pending`).
+struct NormIn {
+    const void* residual = nullptr;  // [k] T
+    const void* delta = nullptr;     // [k] T
+    const void* weight = nullptr;    // [k] T
+    float eps = 0.0f;
+};
+/// Largest k the prologue takes (its chunks stay in registers: two of 8 elements a thread for
+/// each of the two norm threads it stands for).
+constexpr int kNormInMaxK = 4096;
+
 struct MmaGemvArgs {
     GemvArgs g;
     int rounds;            // bytes per weight row / kRoundBytes, rounded up
     int rounds_per_split;  // rounds of one split-K slice
     int rounds_per_group;  // INT4: group / 128
 };
+
+/// Where the 16-byte chunk c of the one-row GEMV's x lies in shared memory (kNormIn): within
+/// its aligned group of 8 chunks, swizzled so that the 8 lanes of a quarter-warp, which read
+/// chunks 16 g + 4 t + j (one j at a time), meet 8 different bank groups.
+__device__ __forceinline__ int norm_in_slot(int c) {
+    return c ^ ((c >> 3) & 7);
+}
+
+/// mma_gemv_row_kernel's kNormIn prologue, after pdl_wait() and run by every thread of the
+/// block: s_x[norm_in_slot(c)] = chunk c of rms_norm(T(residual + delta)) · weight, the bits
+/// of rms_norm_vec_kernel (rms_norm_cuda.cu). That kernel's kRmsNormThreads threads each take
+/// the chunks c = thread + i · kRmsNormThreads and sum their squares in that order before
+/// block_sum(); here thread t stands for norm threads t and t + 128 and forms the same eight
+/// warp sums, then block_sum()'s last step over them.
+template <typename T>
+__device__ __forceinline__ void norm_in_prologue(const NormIn& ni, int k, uint4* s_x) {
+    constexpr int kThreads = kWarps * 32;
+    static_assert(kRmsNormThreads == 2 * kThreads, "each thread stands for two norm threads");
+    constexpr int kV = kNormInMaxK / 8 / kRmsNormThreads;  // chunks per norm thread, at most
+    const int chunks = k / 8;
+    const uint4* xr = static_cast<const uint4*>(ni.residual);
+    const uint4* dr = static_cast<const uint4*>(ni.delta);
+    const uint4* wr = static_cast<const uint4*>(ni.weight);
+    uint4 xv[2][kV] = {}, dv[2][kV] = {}, wv[2][kV] = {};
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int i = 0; i < kV; ++i) {
+            const int c = threadIdx.x + h * kThreads + i * kRmsNormThreads;
+            if (c < chunks) {
+                xv[h][i] = xr[c];
+                dv[h][i] = dr[c];
+                wv[h][i] = __ldg(wr + c);
+            }
+        }
+    float v[2][kV][8];
+    float ss[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int i = 0; i < kV; ++i) {
+            const int c = threadIdx.x + h * kThreads + i * kRmsNormThreads;
+            const T* xe = reinterpret_cast<const T*>(&xv[h][i]);
+            const T* de = reinterpret_cast<const T*>(&dv[h][i]);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+                v[h][i][e] = round_to<T>(to_f32(xe[e]) + to_f32(de[e]));
+                if (c < chunks) ss[h] += v[h][i][e] * v[h][i][e];
+            }
+        }
+    // block_sum() of the norm's 8 warps: warp w's sum is this block's warp w % 4, half w / 4.
+    __shared__ float partial[8];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const float s0 = warp_sum(ss[0]), s1 = warp_sum(ss[1]);
+    if (lane == 0) {
+        partial[warp] = s0;
+        partial[warp + kWarps] = s1;
+    }
+    __syncthreads();
+    const float total = warp_sum(lane < 2 * kWarps ? partial[lane] : 0.0f);
+    const float inv = rsqrtf(total / static_cast<float>(k) + ni.eps);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int i = 0; i < kV; ++i) {
+            const int c = threadIdx.x + h * kThreads + i * kRmsNormThreads;
+            if (c >= chunks) continue;
+            const T* we = reinterpret_cast<const T*>(&wv[h][i]);
+            uint4 o;
+            T* oe = reinterpret_cast<T*>(&o);
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                oe[e] = from_f32<T>(to_f32(we[e]) * round_to<T>(v[h][i][e] * inv));
+            s_x[norm_in_slot(c)] = o;
+        }
+    __syncthreads();
+}
 
 // Weight rows per warp of the tensor-core GEMV for kN tiles.
 template <int kN>
@@ -1082,14 +1173,19 @@ constexpr int kRowMinBlocks = 4;
 // 12288 × 2048 7.6 → 7.2, 2048 × 6144 5.5 → 5.5, 3072 × 2048 3.3 → 3.0, 2048 × 2048 2.9 → 2.5.
 // kFull: every row is whole rounds of whole 1024-element blocks of x (row_bytes a multiple
 // of kRowRoundBytes, k of 1024), so no load needs a bounds check or a zero fill.
-template <typename T, int kP, int kD, bool kFull = false>
+// kNormIn: x is not read from a.x but made by the block after pdl_wait() from `norm` (the
+// residual add and RMSNorm before the layer, norm_in_prologue) into dynamic shared memory of
+// norm_in_smem_bytes(k), from where the rounds read it: the separate norm kernel before the
+// layer, one block on one multiprocessor between two GEMVs of a decode step, is gone.
+template <typename T, int kP, int kD, bool kFull = false, bool kNormIn = false>
 __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks : kRowWholeMinBlocks)
-    mma_gemv_row_kernel(const MmaGemvArgs ma) {
+    mma_gemv_row_kernel(const MmaGemvArgs ma, const NormIn norm) {
     constexpr bool kBiasedW = Mma<T>::kBf16;
     const GemvArgs& a = ma.g;
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int row0 = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * kRowWarpRows<kP>;
-    if (row0 >= a.n) return;  // whole warps only: no block-level synchronisation below
+    // Whole warps only, and before the prologue's barriers only where there is none.
+    if (!kNormIn && row0 >= a.n) return;
     const int r_begin = blockIdx.y * ma.rounds_per_split;
     const int r_end = min(ma.rounds, r_begin + ma.rounds_per_split);
     const int segments = static_cast<int>(a.row_bytes / 64);  // of 128 weights, per row
@@ -1138,6 +1234,11 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
         if (r_begin + i < r_end) load_round(w[i], s[i]);
     pdl_wait();
     pdl_launch_dependents();
+    MTDESK_DYNAMIC_SHARED(uint4, s_x);  // kNormIn: x's chunks at norm_in_slot()
+    if constexpr (kNormIn) {
+        norm_in_prologue<T>(norm, a.k, s_x);
+        if (row0 >= a.n) return;
+    }
 
     // x[1024 r + 128 g + 32 t + 8 j .. + 7] for j = 0..3: zeros past k.
     const T* xsrc = static_cast<const T*>(a.x) + g * 128 + t * 32;
@@ -1146,9 +1247,12 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int k0 = r * 1024 + g * 128 + t * 32 + 8 * j;
-            v[j] = kFull || k0 < a.k
-                       ? __ldg(reinterpret_cast<const uint4*>(xsrc + r * 1024 + 8 * j))
-                       : make_uint4(0, 0, 0, 0);
+            if (!kFull && k0 >= a.k)
+                v[j] = make_uint4(0, 0, 0, 0);
+            else if constexpr (kNormIn)
+                v[j] = s_x[norm_in_slot(k0 / 8)];
+            else
+                v[j] = __ldg(reinterpret_cast<const uint4*>(xsrc + r * 1024 + 8 * j));
         }
     };
     load_x(r_begin, xv[0]);
@@ -1251,13 +1355,19 @@ __global__ void __launch_bounds__(kWarps * 32, kD == kRowDepth ? kRowMinBlocks :
 // kRowWholeDepth rounds in flight (`whole`) or kRowDepth: kFull where every row is whole rounds
 // and x whole 1024-element blocks (no load then needs a bounds check). run_mma_gemv_row and the
 // emulated kernel tests pick with it.
-template <typename T>
+template <typename T, bool kNormIn = false>
 auto mma_gemv_row_instance(std::size_t row_bytes, int k, bool whole) {
     const bool full = row_bytes % kRowRoundBytes == 0 && k % 1024 == 0;
-    return whole ? (full ? mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth, true>
-                         : mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth>)
-                 : (full ? mma_gemv_row_kernel<T, kRowTiles, kRowDepth, true>
-                         : mma_gemv_row_kernel<T, kRowTiles, kRowDepth>);
+    return whole ? (full ? mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth, true, kNormIn>
+                         : mma_gemv_row_kernel<T, kRowTiles, kRowWholeDepth, false, kNormIn>)
+                 : (full ? mma_gemv_row_kernel<T, kRowTiles, kRowDepth, true, kNormIn>
+                         : mma_gemv_row_kernel<T, kRowTiles, kRowDepth, false, kNormIn>);
+}
+
+/// Dynamic shared memory of the one-row GEMV with kNormIn for x of k elements: its chunks,
+/// rounded up to whole groups of 8 (norm_in_slot stays within one).
+inline std::size_t norm_in_smem_bytes(int k) {
+    return static_cast<std::size_t>((k / 8 + 7) / 8 * 8) * 16;
 }
 
 // `total` rounds (or chunks) cut into at most `splits` k-slices: `per` each (the last may be
@@ -1360,17 +1470,18 @@ constexpr int kNormThreads = kRmsNormThreads;  // threads per row of the kernel 
 constexpr int kNormMaxSplits = 4;
 
 // A layer's output y = T(Σ splits), then the residual add and RMSNorm of add_rms_norm()
-// (ops_cuda.h) fused: residual = T(residual + y), out = T(weight · T(residual ·
-// rsqrt(mean(residual²) + eps))). One block of kNormThreads per row of [m, n]; splits <=
+// (ops_cuda.h) fused: residual = T(residual + y) (kPending: T(T(residual + pending) + y), an
+// add left over from before the layer; pending is not read otherwise), out = T(weight · T(residual
+// · rsqrt(mean(residual²) + eps))). One block of kNormThreads per row of [m, n]; splits <=
 // kNormMaxSplits, n a multiple of 8 with n / 8 <= kV · kNormThreads, residual / weight / out
 // 16-byte aligned. Each thread takes the 8-element chunks c = thread + i · kNormThreads and sums
 // its squares in that order before block_sum(): the order of rms_norm_cuda.cu's
 // rms_norm_vec_kernel, so the results are add_rms_norm()'s bit for bit.
-template <typename T, int kV>
+template <typename T, int kV, bool kPending = false>
 __global__ void __launch_bounds__(kNormThreads)
     sum_splits_add_rms_norm_kernel(const float* __restrict__ partial, int splits, int m, int n,
-                                   T* __restrict__ residual, const T* __restrict__ weight,
-                                   T* __restrict__ out, float eps) {
+                                   T* __restrict__ residual, const T* __restrict__ pending,
+                                   const T* __restrict__ weight, T* __restrict__ out, float eps) {
     const std::size_t r = blockIdx.x;
     const int chunks = n / 8;
     const std::size_t count = std::size_t(m) * n;
@@ -1379,7 +1490,8 @@ __global__ void __launch_bounds__(kNormThreads)
     // The norm's weight before pdl_wait(): the kernel before does not write it. Then every
     // other load of the row (the splits' partial sums, the residual) before any is used: one
     // round trip to memory, not one per split and chunk.
-    uint4 wv[kV] = {}, xv[kV] = {};  // zeroed: unloaded chunks stay unread (see rms_norm_cuda.cu)
+    // Zeroed: unloaded chunks stay unread (see rms_norm_cuda.cu).
+    uint4 wv[kV] = {}, xv[kV] = {}, pv[kV] = {};
 #pragma unroll
     for (int i = 0; i < kV; ++i) {
         const int c = threadIdx.x + i * kNormThreads;
@@ -1393,6 +1505,7 @@ __global__ void __launch_bounds__(kNormThreads)
         const int c = threadIdx.x + i * kNormThreads;
         if (c >= chunks) continue;
         xv[i] = res[c];
+        if constexpr (kPending) pv[i] = reinterpret_cast<const uint4*>(pending + r * n)[c];
 #pragma unroll
         for (int p = 0; p < kNormMaxSplits; ++p) {
             if (p >= splits) break;
@@ -1423,9 +1536,11 @@ __global__ void __launch_bounds__(kNormThreads)
             y[7] += hi.w;
         }
         T* xe = reinterpret_cast<T*>(&xv[i]);
+        const T* pe = reinterpret_cast<const T*>(&pv[i]);
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
-            const float f = round_to<T>(to_f32(xe[e]) + round_to<T>(y[e]));
+            const float x0 = kPending ? round_to<T>(to_f32(xe[e]) + to_f32(pe[e])) : to_f32(xe[e]);
+            const float f = round_to<T>(x0 + round_to<T>(y[e]));
             v[i][e] = f;
             ss += f * f;
             xe[e] = from_f32<T>(f);

@@ -114,8 +114,8 @@ MemoryEstimate estimate_memory(const ModelConfig& c, Tier t, std::size_t context
     const std::size_t h = c.hidden_size, f = c.intermediate_size;
     const std::size_t q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
     // 16-bit activations of a step: residual, normed input, scratch, qkv, attention out,
-    // gate+up, SwiGLU out.
-    const std::size_t act = tmax * (2 * h + std::max(h, q) + q + 2 * kv + q + 3 * f) * 2;
+    // gate+up, SwiGLU out; and one row of the attention's output layer (decode at one row).
+    const std::size_t act = tmax * (2 * h + std::max(h, q) + q + 2 * kv + q + 3 * f) * 2 + h * 2;
     // Per sampled row: its hidden state, 16-bit and fp32 logits, the sampler's candidates.
     const std::size_t logits =
         rows * (h * 2 + static_cast<std::size_t>(c.vocab_size) * (2 + 4)) +
