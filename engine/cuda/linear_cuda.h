@@ -46,7 +46,8 @@
 // Fused epilogues: linear_swiglu() and linear_add_rms_norm() run what follows the MLP's gate|up
 // layer and the attention / MLP output layers in the GEMV's store or split-K sum, saving a
 // kernel (and a round trip of y through memory) per layer at small batch, where a decode step
-// is a chain of short kernels.
+// is a chain of short kernels. And before a layer: linear_swiglu_norm_in() makes the one-row
+// INT4 GEMV's x (the residual add and RMSNorm) in each of its blocks, saving the norm's kernel.
 //
 // Dequantised values are q · scale in fp32 with the fp16 scale widened exactly, so they equal
 // the CPU's dequantize() bit for bit; the GPU sums in a different order, and the prefill path
