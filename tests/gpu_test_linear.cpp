@@ -413,18 +413,12 @@ class TestGpuLinear : public QObject {
         uint32_t seed = 900;
         const cuda::DeviceBuffer probe(256);  // a 16-byte aligned vector for the checks
         const void* p = probe.get();
-        const auto random_weight = [&](int n, int k) {
-            std::vector<float> wf(static_cast<std::size_t>(n) * k);
-            std::mt19937 rng(seed++);
-            std::normal_distribution<float> d(0.0f, 0.05f);
-            for (float& v : wf)
-                v = d(rng);
-            return cuda::DeviceLinear::upload(wf, n, k, WeightFormat::INT4);
-        };
         for (const auto& [inter, k] : {std::pair{6144, 2048}, std::pair{256, 4096},
                                        std::pair{384, 1536}, std::pair{64, 1000}}) {
-            const cuda::DeviceLinear gate_up = random_weight(2 * inter, k);
-            const cuda::DeviceLinear down = random_weight(k, inter);
+            const cuda::DeviceLinear gate_up =
+                cuda::DeviceLinear::random(2 * inter, k, WeightFormat::INT4, seed++);
+            const cuda::DeviceLinear down =
+                cuda::DeviceLinear::random(k, inter, WeightFormat::INT4, seed++);
             QVERIFY(cuda::linear_swiglu_norm_in_supported(gate_up, p, p, p, ctx_));
             failures << compare_norm_in<__nv_bfloat16>(gate_up, down, ctx_, seed);
             seed += 4;

@@ -54,6 +54,12 @@ int current_sm_major() {
     return major;
 }
 
+/// Fills in the device figures a context leaves at 0 (ask the current device): once per context.
+void know_device(LinearContext& ctx) {
+    if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+    if (ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+}
+
 // ---- Host conversions -------------------------------------------------------------------------
 
 uint16_t bf16_bits(float f) {
@@ -298,10 +304,15 @@ void launch_mma(const MmaGemvArgs& a, bool upper, dim3 grid, cudaStream_t stream
         launch_mma_kernel<K, T, 1, kN, false, false>(a, grid, stream);
 }
 
+/// Rounds of kRowRoundBytes in a row of `w` (the last may be partial).
+int row_rounds(const DeviceLinear& w) {
+    return static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
+}
+
 /// The k-slices of the one-row INT4 GEMV of `w`: the SIMT GEMV's split-K rule (one wave of 16
 /// warps per multiprocessor at most).
 Slices row_gemv_slices(const DeviceLinear& w, const LinearContext& ctx) {
-    const int rounds = static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
+    const int rounds = row_rounds(w);
     const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
     const int splits = split_count(w.n(), 1, kRowWarpRows<kRowTiles>, chunks, ctx.sm_count,
                                    ctx.workspace ? ctx.workspace_bytes : 0);
@@ -319,7 +330,7 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     a.g.y = y;
     a.g.m = 1;
     a.g.partial = static_cast<float*>(ctx.workspace);
-    a.rounds = static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
+    a.rounds = row_rounds(w);
     a.rounds_per_group = w.group() / 128;
     const Slices sl = row_gemv_slices(w, ctx);
     a.rounds_per_split = sl.per;
@@ -861,13 +872,12 @@ std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m,
 
 LinearPath linear_path(const DeviceLinear& w, const void* x, int m, LinearContext& ctx) {
     if (!is_int(w.format())) {
-        if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+        know_device(ctx);
         return f16_gemv_rows(w, m, ctx, ctx.sm_count) > 0 ? LinearPath::GemvSimt
                                                           : LinearPath::Cublas;
     }
     if (m > ctx.gemv_max_m) return LinearPath::DequantCublas;
-    if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
-    if (ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    know_device(ctx);
     return use_mma_gemv(w, x, m, ctx) ? LinearPath::GemvTensorCores : LinearPath::GemvSimt;
 }
 
@@ -883,8 +893,7 @@ void linear_impl(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& 
     if (m == 0) return;
     if (x == nullptr || y == nullptr) throw Error("linear: null x or y");
     const bool gemv = is_int(w.format()) && m <= ctx.gemv_max_m;
-    if (gemv && ctx.sm_count == 0) ctx.sm_count = current_sm_count();
-    if (gemv && ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    if (gemv) know_device(ctx);
     const bool mma = gemv && use_mma_gemv(w, x, m, ctx);
     switch (w.format()) {
         case WeightFormat::BF16:
@@ -893,7 +902,7 @@ void linear_impl(const DeviceLinear& w, const T* x, T* y, int m, LinearContext& 
                 throw Error(std::string("linear: ") + format_name(w.format()) + " weight " +
                             shape(w.n(), w.k()) + " needs " + (kBf16 ? "__half" : "__nv_bfloat16") +
                             " activations");
-            if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
+            know_device(ctx);
             if (const int rows = f16_gemv_rows(w, m, ctx, ctx.sm_count); rows > 0) {
                 run_gemv<WKind::F16, T>(w, x, y, m, ctx, stream, e, rows);
                 return;
@@ -949,8 +958,7 @@ void linear_swiglu(const DeviceLinear& w, const T* x, T* y, T* act, int m, Linea
 bool linear_single_kernel(const DeviceLinear& w, const void* x, int m, LinearContext& ctx) {
     if (w.format() != WeightFormat::INT4 || m != 1 || w.n() == 0 || ctx.gemv_max_m < 1)
         return false;
-    if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
-    if (ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    know_device(ctx);
     return use_mma_gemv(w, x, 1, ctx) && row_gemv_slices(w, ctx).used == 1;
 }
 
@@ -959,8 +967,7 @@ bool linear_swiglu_norm_in_supported(const DeviceLinear& w, const void* residual
     if (w.format() != WeightFormat::INT4 || w.n() == 0 || w.n() % 2 != 0) return false;
     if (w.k() > kNormInMaxK || ctx.gemv_max_m < 1) return false;
     if (!aligned16(residual) || !aligned16(delta) || !aligned16(norm_weight)) return false;
-    if (ctx.sm_count == 0) ctx.sm_count = current_sm_count();
-    if (ctx.sm_major == 0) ctx.sm_major = current_sm_major();
+    know_device(ctx);
     return use_mma_gemv(w, residual, 1, ctx);
 }
 
