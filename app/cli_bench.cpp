@@ -117,6 +117,11 @@ int cmd_bench(const QStringList& args) {
         {QStringLiteral("no-overlap"),
          QStringLiteral("Read each step's tokens before queuing the next step (the host's "
                         "work between steps then leaves the GPU idle).")},
+        {QStringLiteral("no-fused-inputs"),
+         QStringLiteral("Run the residual add and RMSNorm after attention and the attention "
+                        "input step (Q/K norm, RoPE, KV cache write) of small decode steps as "
+                        "kernels of their own instead of inside the kernels that read them (the "
+                        "same results).")},
         {QStringLiteral("skip"),
          QStringLiteral("Profiling only: leave these operations out of every step (comma-"
                         "separated: qkv, rope, attention, o, gate_up, down, lm_head), to see "
@@ -167,6 +172,7 @@ int cmd_bench(const QStringList& args) {
     o.cuda_graphs = !p.isSet(QStringLiteral("no-cuda-graphs"));
     o.programmatic_launch = !p.isSet(QStringLiteral("no-pdl"));
     o.overlap_steps = !p.isSet(QStringLiteral("no-overlap"));
+    o.fused_inputs = !p.isSet(QStringLiteral("no-fused-inputs"));
     o.skip_ops = cuda::parse_step_ops(p.value(QStringLiteral("skip")).toStdString());
     ModelConfig config = ModelDir::open(model_dir).config;
     const std::string synthetic = p.value(QStringLiteral("synthetic")).toStdString();
@@ -208,6 +214,7 @@ int cmd_bench(const QStringList& args) {
                              {"cuda_graphs", o.cuda_graphs},
                              {"programmatic_launch", o.programmatic_launch},
                              {"overlap_steps", o.overlap_steps},
+                             {"fused_inputs", o.fused_inputs},
                              {"skipped_ops", p.value(QStringLiteral("skip")).toStdString()},
                              {"copy_bandwidth_bytes_per_s", copy_bw},
                              {"tier", tier_name(*tier)},

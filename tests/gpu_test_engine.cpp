@@ -877,6 +877,56 @@ class TestCudaEngine : public QObject {
         }
     }
 
+    // At one row on INT4 weights the 1.8B shapes make each layer's inputs inside the kernels
+    // that read them (CudaEngineOptions::fused_inputs): the residual add and norm after
+    // attention in the gate/up layer's GEMV, the attention input step (Q/K norm, RoPE, the KV
+    // cache write) in the staged attention kernel. The logits of 40 decode steps after a prompt
+    // are those of the separate kernels, bit for bit. The demo model takes the same paths.
+    void fusedInputs() {
+        const ModelDir dir = ModelDir::open(kDemo);
+        const std::optional<ModelConfig> shapes = published_shapes("hy-mt1.5-1.8b", dir.config);
+        QVERIFY(shapes.has_value());
+        const cuda::CudaEngineOptions on = options(Tier::INT4, 4096, 4);
+        cuda::CudaEngineOptions off = on;
+        off.fused_inputs = false;
+        auto a = cuda::CudaModel::synthetic(*shapes, on);
+        auto b = cuda::CudaModel::synthetic(*shapes, off);
+        QCOMPARE(a->norms_in_gemvs(), shapes->num_layers);
+        QCOMPARE(b->norms_in_gemvs(), 0);
+        QCOMPARE(cuda::CudaModel::load(dir, on)->norms_in_gemvs(), dir.config.num_layers);
+        const int vocab = shapes->vocab_size;
+        std::mt19937 rng(17);
+        std::vector<int32_t> seq;
+        for (int i = 0; i < 90; ++i)
+            seq.push_back(static_cast<int32_t>(rng() % vocab));
+        std::vector<int32_t> ta, tb;
+        for (int blk = 0; blk < 10; ++blk) {
+            ta.push_back(a->allocate_block());
+            tb.push_back(b->allocate_block());
+        }
+        QVERIFY(ta.back() >= 0 && tb.back() >= 0);
+        int identical = 0;
+        for (int step = 0; step < 41; ++step) {
+            cuda::StepSequence sa;
+            sa.tokens = step == 0 ? std::span<const int32_t>(seq) : std::span(seq).last(1);
+            sa.start = step == 0 ? 0 : static_cast<int>(seq.size()) - 1;
+            sa.block_table = ta;
+            cuda::StepSequence sb = sa;
+            sb.block_table = tb;
+            QCOMPARE(a->forward(std::span(&sa, 1)), 1);
+            QCOMPARE(b->forward(std::span(&sb, 1)), 1);
+            std::vector<float> la, lb;
+            a->logits_to_host(la);
+            b->logits_to_host(lb);
+            QCOMPARE(la.size(), std::size_t(vocab));
+            if (step > 0) identical += la == lb;
+            seq.push_back(argmax(lb));
+        }
+        qInfo("1.8B shapes, int4: %d / 40 decode steps bit-identical with the inputs fused",
+              identical);
+        QCOMPARE(identical, 40);
+    }
+
     void preemption() {
         const auto lines = read_heldout();
         auto roomy = cuda::make_cuda_engine(kDemo, options(Tier::BF16));

@@ -251,6 +251,12 @@ std::vector<float> reference_attention(const PagedStep& s, bool int8, cpu::Threa
     return out;
 }
 
+/// One run of check_rope_attention's step: its qkv rows, cache and output on the device.
+struct RopeAttentionRun {
+    DeviceBuffer qkv, k, v, ks, vs, out;
+    cuda::KvCacheLayer cache;
+};
+
 /// How a test runs cuda::paged_attention.
 struct AttentionRun {
     bool int8 = false;
@@ -536,6 +542,149 @@ class TestKernels : public QObject {
                 }
             }
         }
+    }
+
+    // rope_paged_attention against qkv_rope_cache then paged_attention: the attention output
+    // and every byte of the cache the same bits. Where the launch is staged (AttentionGrouping:
+    // 4 · tokens · heads · partitions <= multiprocessors) the input step runs inside the
+    // attention kernel and leaves qkv as it was, which tells the paths apart; elsewhere the two
+    // kernels run and qkv's queries are rewritten. Steps of one decode token at contexts 1, 17,
+    // 100 and 600 (two partitions), two tokens, and five.
+    template <typename T>
+    void check_rope_attention(int head_dim, int heads, int kv_heads, cuda::QkNorm norm, bool int8,
+                              bool bias) {
+        std::mt19937 rng(head_dim * 100 + heads * 10 + kv_heads + int8);
+        const int width = (heads + 2 * kv_heads) * head_dim, half = head_dim / 2;
+        const int block = 16, max_blocks = 48, seqs = 5, max_pos = max_blocks * block;
+        const std::size_t slots_total = std::size_t(seqs) * max_blocks * block;
+        const std::size_t cache_elems = slots_total * kv_heads * head_dim;
+        std::vector<int32_t> tables(std::size_t(seqs) * max_blocks);
+        std::iota(tables.begin(), tables.end(), 0);
+        std::shuffle(tables.begin(), tables.end(), rng);
+        ModelConfig cfg;
+        cfg.head_dim = head_dim;
+        cfg.rope_theta = 10000.0;
+        std::vector<float> cs(std::size_t(max_pos) * half), sn(cs.size());
+        cpu::rope_cos_sin(cpu::rope_frequencies(cfg), 0, max_pos, cs.data(), sn.data());
+        DeviceBuffer dcos(cs.size() * 4), dsin(sn.size() * 4);
+        MTDESK_CUDA_CHECK(cudaMemcpy(dcos.get(), cs.data(), cs.size() * 4, cudaMemcpyHostToDevice));
+        MTDESK_CUDA_CHECK(cudaMemcpy(dsin.get(), sn.data(), sn.size() * 4, cudaMemcpyHostToDevice));
+        DeviceBuffer dbias = to_device<T>(random_values<T>(width, rng, 0.1f));
+        DeviceBuffer dqn = to_device<T>(random_values<T>(head_dim, rng));
+        DeviceBuffer dkn = to_device<T>(random_values<T>(head_dim, rng));
+        const T* bias_ptr = bias ? dbias.as<T>() : nullptr;
+        // The earlier positions' keys and values (what the cache holds before the step).
+        const std::vector<float> k16 = random_values<T>(cache_elems, rng);
+        const std::vector<float> v16 = random_values<T>(cache_elems, rng);
+        std::vector<int8_t> k8(cache_elems), v8(cache_elems);
+        for (std::size_t i = 0; i < cache_elems; ++i) {
+            k8[i] = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+            v8[i] = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+        }
+        std::vector<float> k_scale(slots_total * kv_heads), v_scale(k_scale.size());
+        for (std::size_t i = 0; i < k_scale.size(); ++i) {
+            k_scale[i] = 0.001f + 0.02f * static_cast<float>(rng() % 100) / 100.0f;
+            v_scale[i] = 0.001f + 0.02f * static_cast<float>(rng() % 100) / 100.0f;
+        }
+        int sms = 0;
+        QCOMPARE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+        const float scale = 1.0f / std::sqrt(float(head_dim));
+        int staged_steps = 0;
+        for (const std::vector<int>& contexts :
+             std::vector<std::vector<int>>{{1}, {17}, {100}, {600}, {40, 300}, {9, 1, 33, 70, 2}}) {
+            const int tokens = static_cast<int>(contexts.size());
+            std::vector<int32_t> token_seq(tokens), token_pos(tokens), token_slots(tokens);
+            int max_context = 0;
+            for (int t = 0; t < tokens; ++t) {
+                token_seq[t] = t;
+                token_pos[t] = contexts[t] - 1;
+                token_slots[t] =
+                    tables[std::size_t(t) * max_blocks + token_pos[t] / block] * block +
+                    token_pos[t] % block;
+                max_context = std::max(max_context, contexts[t]);
+            }
+            const std::vector<float> qkv = random_values<T>(std::size_t(tokens) * width, rng);
+            DeviceBuffer dt = ints_to_device(tables), ds = ints_to_device(token_seq),
+                         dp = ints_to_device(token_pos), dsl = ints_to_device(token_slots);
+            cuda::SplitKvWorkspace ws;
+            ws.rows = 64;
+            ws.max_partitions = (max_context + kSplitKvPartition - 1) / kSplitKvPartition;
+            ws.capacity =
+                cuda::split_kv_workspace_floats(ws.rows, heads, head_dim, ws.max_partitions);
+            DeviceBuffer dws(ws.capacity * sizeof(float));
+            ws.data = dws.as<float>();
+            auto setup = [&] {
+                RopeAttentionRun r;
+                r.qkv = to_device<T>(qkv);
+                r.out.allocate(std::size_t(tokens) * heads * head_dim * sizeof(T));
+                if (int8) {
+                    r.k = bytes_to_device(k8);
+                    r.v = bytes_to_device(v8);
+                    r.ks = bytes_to_device(k_scale);
+                    r.vs = bytes_to_device(v_scale);
+                    r.cache.storage = cuda::KvCacheLayer::Storage::Int8;
+                    r.cache.k_scale = r.ks.as<float>();
+                    r.cache.v_scale = r.vs.as<float>();
+                } else {
+                    r.k = to_device<T>(k16);
+                    r.v = to_device<T>(v16);
+                }
+                r.cache.k = r.k.get();
+                r.cache.v = r.v.get();
+                return r;
+            };
+            RopeAttentionRun a = setup(), b = setup();
+            cuda::qkv_rope_cache<T>(a.qkv.as<T>(), bias_ptr, dqn.as<T>(), dkn.as<T>(), norm, 1e-6f,
+                                    dcos.as<float>(), dsin.as<float>(), dp.as<int32_t>(),
+                                    dsl.as<int32_t>(), a.cache, tokens, heads, kv_heads, head_dim,
+                                    nullptr);
+            cuda::paged_attention<T>(a.qkv.as<T>(), width, a.cache, dt.as<int32_t>(), max_blocks,
+                                     ds.as<int32_t>(), dp.as<int32_t>(), a.out.as<T>(), tokens,
+                                     heads, kv_heads, head_dim, block, scale, max_context, ws,
+                                     nullptr);
+            cuda::rope_paged_attention<T>(
+                b.qkv.as<T>(), bias_ptr, dqn.as<T>(), dkn.as<T>(), norm, 1e-6f, dcos.as<float>(),
+                dsin.as<float>(), dsl.as<int32_t>(), b.cache, dt.as<int32_t>(), max_blocks,
+                ds.as<int32_t>(), dp.as<int32_t>(), b.out.as<T>(), tokens, heads, kv_heads,
+                head_dim, block, scale, max_context, ws, nullptr);
+            const QString what = QString("d%1 %2/%3 %4%5%6, %7 tokens, longest context %8")
+                                     .arg(head_dim)
+                                     .arg(heads)
+                                     .arg(kv_heads)
+                                     .arg(int8 ? "int8 " : "")
+                                     .arg(std::is_same_v<T, __half> ? "fp16" : "bf16")
+                                     .arg(bias ? " bias" : "")
+                                     .arg(tokens)
+                                     .arg(max_context);
+            const std::size_t out_n = std::size_t(tokens) * heads * head_dim;
+            QVERIFY2(bytes_from_device<uint16_t>(a.out, out_n) ==
+                         bytes_from_device<uint16_t>(b.out, out_n),
+                     qPrintable(what + ": the outputs differ"));
+            const std::size_t cache_bytes = cache_elems * (int8 ? 1 : sizeof(T));
+            QVERIFY2(bytes_from_device<uint8_t>(a.k, cache_bytes) ==
+                             bytes_from_device<uint8_t>(b.k, cache_bytes) &&
+                         bytes_from_device<uint8_t>(a.v, cache_bytes) ==
+                             bytes_from_device<uint8_t>(b.v, cache_bytes),
+                     qPrintable(what + ": the caches differ"));
+            if (int8)
+                QVERIFY2(bytes_from_device<float>(a.ks, k_scale.size()) ==
+                                 bytes_from_device<float>(b.ks, k_scale.size()) &&
+                             bytes_from_device<float>(a.vs, v_scale.size()) ==
+                                 bytes_from_device<float>(b.vs, v_scale.size()),
+                         qPrintable(what + ": the cache scales differ"));
+            // The path: staged launches leave qkv raw, the two kernels rewrite its queries.
+            const long launched = max_context > kSplitKvPartition ? ws.max_partitions : 1;
+            const bool staged = head_dim <= 128 && 4L * tokens * heads * launched <= sms;
+            const std::size_t qkv_n = qkv.size();
+            const auto raw = bytes_from_device<uint16_t>(setup().qkv, qkv_n);
+            const auto got = bytes_from_device<uint16_t>(b.qkv, qkv_n);
+            QVERIFY2(staged ? got == raw : got == bytes_from_device<uint16_t>(a.qkv, qkv_n),
+                     qPrintable(what + (staged ? ": staged, but qkv was rewritten"
+                                               : ": not staged, but qkv differs")));
+            staged_steps += staged;
+        }
+        qInfo("input step inside attention: %d of 6 steps staged", staged_steps);
+        QVERIFY(staged_steps > 0);
     }
 
     template <typename T>
@@ -1264,6 +1413,15 @@ class TestKernels : public QObject {
     void ropePlainOddDim() {
         for (int tokens : {37, 131})
             check_qkv_rope_cache<__nv_bfloat16>(40, cuda::QkNorm::None, tokens);
+    }
+    // The attention input step inside the staged decode attention (check_rope_attention): the
+    // 1.8B and 7B shapes, Qwen3's norm before RoPE with a bias, an int8 cache, head_dim 40.
+    void ropeInsideAttention() {
+        check_rope_attention<__nv_bfloat16>(128, 16, 4, cuda::QkNorm::AfterRope, false, false);
+        check_rope_attention<__nv_bfloat16>(128, 32, 8, cuda::QkNorm::AfterRope, false, false);
+        check_rope_attention<__half>(64, 8, 2, cuda::QkNorm::BeforeRope, false, true);
+        check_rope_attention<__nv_bfloat16>(128, 16, 4, cuda::QkNorm::AfterRope, true, false);
+        check_rope_attention<__half>(40, 6, 3, cuda::QkNorm::None, true, true);
     }
     void attentionBf16() {
         check_attention<__nv_bfloat16>(128);

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "cuda/async_copy_cuda.cuh"
+#include "cuda/attention_input.cuh"
 #include "cuda/cuda_common.h"
 #include "cuda/dtype_cuda.cuh"
 #include "cuda/launch_cuda.cuh"
@@ -487,14 +488,24 @@ constexpr int kStagedSteps = 16;
 // cache's format) in shared memory; then warps 0 .. kWarps - 1, stream by stream, run each
 // stream's softmax_step()s in the partition kernel's order from there. The same operations on
 // the same values in the same order: the same bits as attention_partition_kernel.
-template <typename T, typename C, int kPairs>
-__global__ void __launch_bounds__(kStagedThreads)
+// kInput: q is the token's raw qkv row (a decode step without prefill), and the block makes
+// the attention input step itself after pdl_wait() (input_head(), the arithmetic of
+// qkv_rope_cache_kernel): warp 0 its query head, warps 1 and 2 the key and value of its kv
+// head, which they write into the cache. Every block of a kv head writes the same bytes there,
+// so each reads back what it wrote (visible to the block after its barrier), as it would read
+// what qkv_rope_cache wrote: the same bits as the two kernels, and one kernel fewer a layer.
+// Meanwhile warps 3 .. 15 load their first step's keys and values where those are in place.
+// (Its bound of one block a multiprocessor, all such a launch needs: without it ptxas held the
+// head_dim-64 instance to 64 registers, with spills.)
+template <typename T, typename C, int kPairs, bool kInput = false>
+__global__ void __launch_bounds__(kStagedThreads, kInput ? 1 : 0)
     attention_staged_kernel(const T* __restrict__ q, int64_t q_stride, KvCacheLayer cache,
                             const int32_t* __restrict__ block_tables, int max_blocks,
                             const int32_t* __restrict__ token_seq,
                             const int32_t* __restrict__ token_pos, T* __restrict__ out, int token0,
                             int tokens, bool skip_runs, int heads, int kv_heads, int d,
-                            int block_size, float scale, int partition, Partials partials) {
+                            int block_size, float scale, int partition, Partials partials,
+                            AttentionInputArgs in) {
     static_assert(kPairs <= 2, "head_dim up to 128");
     static_assert(kStagedSteps % kWarps == 0, "a chunk starts every stream at its own step");
     constexpr bool kInt8 = std::is_same_v<C, int8_t>;
@@ -510,36 +521,77 @@ __global__ void __launch_bounds__(kStagedThreads)
     // Two chunks' positions (256): a context past the first chunk then finds its second in L2
     // too (1.8B int4 batch 1 0.868-0.870 -> 0.863-0.866 ms a step, 7B 1.770 -> 1.763-1.766).
     prefetch_positions(w, k_cache, v_cache, kv_heads, d, block_size, 2 * kStagedSteps * K);
+    // kInput: the head vectors (query, key, value) and the rotary factors of the query's and
+    // the key's warps.
+    constexpr int kInD = 64 * kPairs;
+    __shared__ float s_in[kInput ? 3 : 1][kInD], s_cos[kInput ? 2 : 1][kInD],
+        s_sin[kInput ? 2 : 1][kInD];
+    int64_t slot = 0;
+    if constexpr (kInput) {
+        slot = in.slots[w.t];
+        if (warp < 2) rope_factors<T>(s_cos[warp], s_sin[warp], in, token_pos[w.t], d);
+    }
     pdl_wait();  // see launch_cuda.cuh
     pdl_launch_dependents();
 
     __shared__ float s_score[kStagedSteps][K];
     __shared__ float s_vscale[kStagedSteps][K];                // int8 cache
     __shared__ uint32_t s_value[kStagedSteps][K][kPairs][32];  // lane-major: no bank conflicts
+    const int steps = (w.end - w.begin + K - 1) / K;
+    int64_t row[K];
+    float2 kk[K][kPairs];
+    // Step i of a chunk, positions j0 ..: its cache rows, keys into kk, value rows into s_value.
+    auto load_step = [&](int i, int j0) {
+        step_rows<K>(row, w, j0, block_size, kv_heads);
+#pragma unroll
+        for (int u = 0; u < K; ++u)
+#pragma unroll
+            for (int e = 0; e < kPairs; ++e) {
+                const int p = lane + 32 * e;
+                const bool inside = 2 * p < d;
+                kk[u][e] = inside ? load_pair(k_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
+                s_value[i][u][e][lane] = inside ? pair_bits(v_cache + row[u] * d, p) : 0u;
+            }
+    };
     float2 qv[kPairs];
-    load_query<T, kPairs>(qv, q, q_stride, w.t, h, d, scale);
+    // kInput: whether this warp's first step was loaded before the input step's barrier.
+    bool loaded = false;
+    if constexpr (kInput) {
+        // Warps without a vector of the input step load their first step meanwhile, where it
+        // does not reach this token's own position (whose key and value come after).
+        if (warp >= 3 && warp < min(kStagedSteps, steps)) {
+            const int j0 = w.begin + warp * K;
+            if (min(j0 + K - 1, w.end - 1) < token_pos[w.t]) {
+                load_step(warp, j0);
+                loaded = true;
+            }
+        }
+        T* qkv_row = const_cast<T*>(q) + w.t * q_stride;
+        if (warp < 3) {
+            const int vec = warp == 0 ? h : warp == 1 ? heads + w.g : heads + kv_heads + w.g;
+            input_head<T, kInt8>(s_in[warp], s_cos[min(warp, 1)], s_sin[min(warp, 1)], qkv_row, in,
+                                 cache, slot, vec, heads, kv_heads, d, warp > 0, false);
+        }
+        __syncthreads();  // the query in s_in[0], this token's key and value in the cache
+#pragma unroll
+        for (int e = 0; e < kPairs; ++e) {
+            const int i = 2 * (lane + 32 * e);
+            qv[e] = i < d ? make_float2(s_in[0][i] * scale, s_in[0][i + 1] * scale)
+                          : make_float2(0.0f, 0.0f);
+        }
+    } else {
+        load_query<T, kPairs>(qv, q, q_stride, w.t, h, d, scale);
+    }
     float m[1] = {-INFINITY}, l[1] = {0.0f};
     float2 acc[1][kPairs];
 #pragma unroll
     for (int e = 0; e < kPairs; ++e)
         acc[0][e] = make_float2(0.0f, 0.0f);
-    const int steps = (w.end - w.begin + K - 1) / K;
     for (int c0 = 0; c0 < steps; c0 += kStagedSteps) {
         const int n = min(kStagedSteps, steps - c0);
         for (int i = warp; i < n; i += kStagedWarps) {
             const int j0 = w.begin + (c0 + i) * K;
-            int64_t row[K];
-            step_rows<K>(row, w, j0, block_size, kv_heads);
-            float2 kk[K][kPairs];
-#pragma unroll
-            for (int u = 0; u < K; ++u)
-#pragma unroll
-                for (int e = 0; e < kPairs; ++e) {
-                    const int p = lane + 32 * e;
-                    const bool in = 2 * p < d;
-                    kk[u][e] = in ? load_pair(k_cache + row[u] * d, p) : make_float2(0.0f, 0.0f);
-                    s_value[i][u][e][lane] = in ? pair_bits(v_cache + row[u] * d, p) : 0u;
-                }
+            if (!loaded || c0 > 0 || i != warp) load_step(i, j0);
             float s[K];
             step_scores<kInt8>(s, qv, kk, row, cache.k_scale, j0, w.end);
             if (lane == 0) {
@@ -635,16 +687,19 @@ void launch_partitions(dim3 grid, cudaStream_t stream, int pairs, int group, con
                        int max_blocks, const int32_t* token_seq, const int32_t* token_pos, T* out,
                        int token0, int tokens, bool skip_runs, int heads, int kv_heads, int d,
                        int block_size, float scale, int partition, const Partials& partials,
-                       bool staged) {
+                       bool staged, const AttentionInputArgs* input) {
     // Element pairs per lane as a compile-time count: registers and unrolled loops sized for
     // the head_dim (40 and 64: 1; 128: 2; up to 256: 4). `group`: query heads per block, 1 or
     // (grid.y = kv heads) 2 or 4 with head_dim <= 128 (kernels_per_kv_head()). `staged`:
-    // attention_staged_kernel (group 1, head_dim <= 128).
+    // attention_staged_kernel (group 1, head_dim <= 128), with the input step when `input`.
     if (staged) {
-        launch(pairs == 1 ? attention_staged_kernel<T, C, 1> : attention_staged_kernel<T, C, 2>,
-               grid, dim3(kStagedThreads), 0, stream, q, q_stride, cache, block_tables, max_blocks,
-               token_seq, token_pos, out, token0, tokens, skip_runs, heads, kv_heads, d, block_size,
-               scale, partition, partials);
+        auto kernel = input ? (pairs == 1 ? attention_staged_kernel<T, C, 1, true>
+                                          : attention_staged_kernel<T, C, 2, true>)
+                            : (pairs == 1 ? attention_staged_kernel<T, C, 1>
+                                          : attention_staged_kernel<T, C, 2>);
+        launch(kernel, grid, dim3(kStagedThreads), 0, stream, q, q_stride, cache, block_tables,
+               max_blocks, token_seq, token_pos, out, token0, tokens, skip_runs, heads, kv_heads, d,
+               block_size, scale, partition, partials, input ? *input : AttentionInputArgs{});
         MTDESK_CUDA_CHECK_LAUNCH();
         return;
     }
@@ -1149,15 +1204,17 @@ bool device_has_mma_m16n8k16() {
     return major >= 8;
 }
 
-}  // namespace
-
+// paged_attention(); with `input`, q is the raw qkv row of decode tokens (no prefill) and the
+// attention input step runs first: inside the staged kernel where the launch is staged, else
+// as qkv_rope_cache().
 template <typename T>
-void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
-                     const int32_t* block_tables, int max_blocks_per_seq, const int32_t* token_seq,
-                     const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
-                     int head_dim, int block_size, float scale, int max_context,
-                     const SplitKvWorkspace& workspace, cudaStream_t stream, AttentionSplit split,
-                     AttentionPrefill prefill, AttentionGrouping grouping) {
+void paged_attention_impl(const T* q, int64_t q_stride, const KvCacheLayer& cache,
+                          const int32_t* block_tables, int max_blocks_per_seq,
+                          const int32_t* token_seq, const int32_t* token_pos, T* out, int tokens,
+                          int heads, int kv_heads, int head_dim, int block_size, float scale,
+                          int max_context, const SplitKvWorkspace& workspace, cudaStream_t stream,
+                          AttentionSplit split, AttentionPrefill prefill,
+                          AttentionGrouping grouping, const AttentionInputArgs* input) {
     if (tokens <= 0) return;
     if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % 2 != 0)
         throw Error("CUDA attention supports even head_dim up to 256, got " +
@@ -1224,18 +1281,26 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                         (grouping == AttentionGrouping::Staged ||
                          (grouping == AttentionGrouping::Auto &&
                           4L * piece * heads * launched <= current_sm_count()));
+    if (input && !staged) {
+        qkv_rope_cache<T>(const_cast<T*>(q), static_cast<const T*>(input->bias),
+                          static_cast<const T*>(input->q_norm),
+                          static_cast<const T*>(input->k_norm), input->norm, input->eps, input->cos,
+                          input->sin, token_pos, input->slots, cache, tokens, heads, kv_heads,
+                          head_dim, stream);
+        input = nullptr;
+    }
     auto run = [&](dim3 grid, int token0, const Partials& partials) {
         grid.y = heads / block_heads;
         if (int8)
-            launch_partitions<T, int8_t>(grid, stream, pairs, block_heads, q, q_stride, cache,
-                                         block_tables, max_blocks_per_seq, token_seq, token_pos,
-                                         out, token0, tokens, tensor_cores, heads, kv_heads,
-                                         head_dim, block_size, scale, partition, partials, staged);
+            launch_partitions<T, int8_t>(
+                grid, stream, pairs, block_heads, q, q_stride, cache, block_tables,
+                max_blocks_per_seq, token_seq, token_pos, out, token0, tokens, tensor_cores, heads,
+                kv_heads, head_dim, block_size, scale, partition, partials, staged, input);
         else
             launch_partitions<T, T>(grid, stream, pairs, block_heads, q, q_stride, cache,
                                     block_tables, max_blocks_per_seq, token_seq, token_pos, out,
                                     token0, tokens, tensor_cores, heads, kv_heads, head_dim,
-                                    block_size, scale, partition, partials, staged);
+                                    block_size, scale, partition, partials, staged, input);
     };
     if (launched == 1) {
         run(dim3(tokens, heads, 1), 0, Partials{});
@@ -1269,7 +1334,53 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
     }
 }
 
+}  // namespace
+
+template <typename T>
+void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
+                     const int32_t* block_tables, int max_blocks_per_seq, const int32_t* token_seq,
+                     const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
+                     int head_dim, int block_size, float scale, int max_context,
+                     const SplitKvWorkspace& workspace, cudaStream_t stream, AttentionSplit split,
+                     AttentionPrefill prefill, AttentionGrouping grouping) {
+    paged_attention_impl<T>(q, q_stride, cache, block_tables, max_blocks_per_seq, token_seq,
+                            token_pos, out, tokens, heads, kv_heads, head_dim, block_size, scale,
+                            max_context, workspace, stream, split, prefill, grouping, nullptr);
+}
+
+template <typename T>
+void rope_paged_attention(T* qkv, const T* qkv_bias, const T* q_norm, const T* k_norm, QkNorm norm,
+                          float eps, const float* cos, const float* sin, const int32_t* slots,
+                          const KvCacheLayer& cache, const int32_t* block_tables,
+                          int max_blocks_per_seq, const int32_t* token_seq,
+                          const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
+                          int head_dim, int block_size, float scale, int max_context,
+                          const SplitKvWorkspace& workspace, cudaStream_t stream) {
+    if (tokens <= 0) return;
+    if (head_dim > kInputMaxHeadDim || head_dim % 2 != 0)
+        throw Error("CUDA attention supports even head_dim up to 256, got " +
+                    std::to_string(head_dim));
+    AttentionInputArgs in;
+    in.bias = qkv_bias;
+    in.q_norm = q_norm;
+    in.k_norm = k_norm;
+    in.norm = norm;
+    in.eps = eps;
+    in.cos = cos;
+    in.sin = sin;
+    in.slots = slots;
+    paged_attention_impl<T>(qkv, static_cast<int64_t>(heads + 2 * kv_heads) * head_dim, cache,
+                            block_tables, max_blocks_per_seq, token_seq, token_pos, out, tokens,
+                            heads, kv_heads, head_dim, block_size, scale, max_context, workspace,
+                            stream, AttentionSplit::Auto, AttentionPrefill::Off,
+                            AttentionGrouping::Auto, &in);
+}
+
 #define INSTANTIATE(T)                                                                            \
+    template void rope_paged_attention<T>(                                                        \
+        T*, const T*, const T*, const T*, QkNorm, float, const float*, const float*,              \
+        const int32_t*, const KvCacheLayer&, const int32_t*, int, const int32_t*, const int32_t*, \
+        T*, int, int, int, int, int, float, int, const SplitKvWorkspace&, cudaStream_t);          \
     template void paged_attention<T>(const T*, int64_t, const KvCacheLayer&, const int32_t*, int, \
                                      const int32_t*, const int32_t*, T*, int, int, int, int, int, \
                                      float, int, const SplitKvWorkspace&, cudaStream_t,           \

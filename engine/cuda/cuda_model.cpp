@@ -280,6 +280,11 @@ class CudaModelImpl final : public CudaModel {
 
     int graphs() const noexcept override { return static_cast<int>(graphs_.size()); }
 
+    int norms_in_gemvs() override {
+        return static_cast<int>(std::count_if(layers_.begin(), layers_.end(),
+                                              [&](Layer& L) { return norm_in_layer(L); }));
+    }
+
     void warm_up() override {
         warm_up_linears();
         MTDESK_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -870,16 +875,27 @@ class CudaModelImpl final : public CudaModel {
             Layer& L = layers_[l];
             const KvCacheLayer kv = kv_layer(l);
             if (run(StepOp::QkvProj)) linear<T>(L.qkv, h, qkv, total, ctx_, stream_);
-            if (run(StepOp::Rope))
-                qkv_rope_cache<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(), norm,
-                                  eps, cos_.as<float>(), sin_.as<float>(), d_positions, d_slots, kv,
-                                  total, heads, kvh, hd, stream_);
-            if (run(StepOp::Attention))
-                paged_attention<T>(
-                    qkv, static_cast<int64_t>(heads + 2 * kvh) * hd, kv, d_tables, mb, d_token_seq,
-                    d_positions, attn, total, heads, kvh, hd, options_.block_size, attn_scale_,
-                    max_context, split_kv_, stream_, AttentionSplit::Auto,
-                    prefill_chunks ? AttentionPrefill::TensorCores : AttentionPrefill::Off);
+            // A decode step's input step inside attention where its launch allows
+            // (rope_paged_attention), else the two kernels.
+            if (options_.fused_inputs && !prefill_chunks && run(StepOp::Rope) &&
+                run(StepOp::Attention)) {
+                rope_paged_attention<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(),
+                                        norm, eps, cos_.as<float>(), sin_.as<float>(), d_slots, kv,
+                                        d_tables, mb, d_token_seq, d_positions, attn, total, heads,
+                                        kvh, hd, options_.block_size, attn_scale_, max_context,
+                                        split_kv_, stream_);
+            } else {
+                if (run(StepOp::Rope))
+                    qkv_rope_cache<T>(qkv, L.qkv_bias.as<T>(), L.q_norm.as<T>(), L.k_norm.as<T>(),
+                                      norm, eps, cos_.as<float>(), sin_.as<float>(), d_positions,
+                                      d_slots, kv, total, heads, kvh, hd, stream_);
+                if (run(StepOp::Attention))
+                    paged_attention<T>(
+                        qkv, static_cast<int64_t>(heads + 2 * kvh) * hd, kv, d_tables, mb,
+                        d_token_seq, d_positions, attn, total, heads, kvh, hd, options_.block_size,
+                        attn_scale_, max_context, split_kv_, stream_, AttentionSplit::Auto,
+                        prefill_chunks ? AttentionPrefill::TensorCores : AttentionPrefill::Off);
+            }
             // One row where the layers allow (norm_in_layer): the o layer's row stays in
             // o_row_, the gate/up layer's blocks make their input from it and the residual
             // (linear_swiglu_norm_in), and the down layer's residual add adds it first. This
@@ -937,6 +953,7 @@ class CudaModelImpl final : public CudaModel {
     /// kernel (else its split-K sum would still come between them, the norm's kernel saved there
     /// at no gain) and the gate/up layer takes it, without biases.
     bool norm_in_layer(Layer& L) {
+        if (!options_.fused_inputs) return false;
         if (L.o_bias.get() || L.gate_up_bias.get() || L.down_bias.get()) return false;
         return linear_single_kernel(L.o, attn_.get(), 1, ctx_) &&
                linear_swiglu_norm_in_supported(L.gate_up, x_.get(), o_row_.get(), L.post_norm.get(),

@@ -94,6 +94,10 @@ class CudaModel {
     /// options().cuda_graphs is off or capture is not possible).
     virtual int graphs() const noexcept = 0;
 
+    /// Residual adds and RMSNorms a one-row decode step makes inside the next layer's GEMV
+    /// instead of a kernel of their own (CudaEngineOptions::fused_inputs; at most one a layer).
+    virtual int norms_in_gemvs() = 0;
+
     /// Copies the logits of the last forward() to the host as fp32 [rows, vocab_size].
     virtual void logits_to_host(std::vector<float>& out) = 0;
 

@@ -202,6 +202,24 @@ void paged_attention(const T* q, int64_t q_stride, const KvCacheLayer& cache,
                      AttentionPrefill prefill = AttentionPrefill::Off,
                      AttentionGrouping grouping = AttentionGrouping::Auto);
 
+/// A decode step's attention input step and attention: qkv_rope_cache() on qkv's rows, then
+/// paged_attention() on their queries (split and grouping Auto, no prefill), the same bits.
+/// Where the attention launch is the staged one (AttentionGrouping: batch 1, and 2 on models of
+/// 16 query heads), its blocks make their query, key and value themselves (each block its query
+/// head and its kv head's key and value, which every block of that kv head writes to the cache
+/// alike): one kernel fewer a layer, and qkv's query part is then left as it was (nothing reads
+/// it after attention). Elsewhere the two kernels run. Arguments as the two functions'; every
+/// token is a decode token (token_pos[t] is its position, `slots` its cache slot). Throws as
+/// they do.
+template <typename T>
+void rope_paged_attention(T* qkv, const T* qkv_bias, const T* q_norm, const T* k_norm, QkNorm norm,
+                          float eps, const float* cos, const float* sin, const int32_t* slots,
+                          const KvCacheLayer& cache, const int32_t* block_tables,
+                          int max_blocks_per_seq, const int32_t* token_seq,
+                          const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
+                          int head_dim, int block_size, float scale, int max_context,
+                          const SplitKvWorkspace& workspace, cudaStream_t stream);
+
 /// Where a fused gate|up product row keeps gate i and up i: at i and inter + i (Halves, the
 /// checkpoint's order of the two matrices), or at 2i and 2i + 1 (Pairs: the engine's order,
 /// which lets a GEMV apply SwiGLU as it stores, linear_swiglu() in linear_cuda.h).

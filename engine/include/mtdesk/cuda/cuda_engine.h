@@ -99,6 +99,14 @@ struct CudaEngineOptions {
     /// between steps. A sequence that stops on a stop token then costs one step of wasted
     /// work. Off: each step's tokens are read before the next is planned (for comparison).
     bool overlap_steps = true;
+    /// Small decode steps make a layer's inputs inside the kernels that read them, instead of
+    /// in kernels of their own between them: at one row of x on INT4 weights, the residual add
+    /// and RMSNorm after attention in the gate/up layer's GEMV blocks where the layers allow
+    /// (linear_swiglu_norm_in); and where attention runs its staged form (batch 1, and 2 on
+    /// models of 16 query heads), the attention input step (QKV bias, Q/K norm, RoPE, the KV
+    /// cache write) in the attention blocks (rope_paged_attention). The same results bit for
+    /// bit. Off: the separate kernels (for comparison).
+    bool fused_inputs = true;
     /// Where INT8/INT4 weights are cached once quantised ("" = QuantCache::default_root(),
     /// i.e. $XDG_CACHE_HOME/mtdesk/quantized): the second load of a model skips quantising.
     std::string quant_cache_dir;
