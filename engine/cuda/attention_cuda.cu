@@ -1368,15 +1368,7 @@ void rope_paged_attention(T* qkv, const T* qkv_bias, const T* q_norm, const T* k
     if (head_dim > kInputMaxHeadDim || head_dim % 2 != 0)
         throw Error("CUDA attention supports even head_dim up to 256, got " +
                     std::to_string(head_dim));
-    AttentionInputArgs in;
-    in.bias = qkv_bias;
-    in.q_norm = q_norm;
-    in.k_norm = k_norm;
-    in.norm = norm;
-    in.eps = eps;
-    in.cos = cos;
-    in.sin = sin;
-    in.slots = slots;
+    const AttentionInputArgs in{qkv_bias, q_norm, k_norm, norm, eps, cos, sin, slots};
     paged_attention_impl<T>(qkv, static_cast<int64_t>(heads + 2 * kv_heads) * head_dim, cache,
                             block_tables, max_blocks_per_seq, token_seq, token_pos, out, tokens,
                             heads, kv_heads, head_dim, block_size, scale, max_context, workspace,

@@ -63,15 +63,7 @@ void qkv_rope_cache(T* qkv, const T* qkv_bias, const T* q_norm, const T* k_norm,
         warps == 1 ? (int8 ? qkv_rope_cache_kernel<T, true, 1> : qkv_rope_cache_kernel<T, false, 1>)
                    : (int8 ? qkv_rope_cache_kernel<T, true, kPrefillWarps>
                            : qkv_rope_cache_kernel<T, false, kPrefillWarps>);
-    AttentionInputArgs in;
-    in.bias = qkv_bias;
-    in.q_norm = q_norm;
-    in.k_norm = k_norm;
-    in.norm = norm;
-    in.eps = eps;
-    in.cos = cos;
-    in.sin = sin;
-    in.slots = slots;
+    const AttentionInputArgs in{qkv_bias, q_norm, k_norm, norm, eps, cos, sin, slots};
     launch(kernel, grid, dim3(32 * warps), 0, stream, qkv, in, positions, cache, tokens, heads,
            kv_heads, head_dim);
     MTDESK_CUDA_CHECK_LAUNCH();
