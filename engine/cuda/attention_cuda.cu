@@ -25,6 +25,7 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kMaxHeadDim = 256;
+static_assert(kMaxHeadDim <= kInputMaxHeadDim, "every head_dim checked here has an input step");
 // Positions a warp works on at once: their K and V rows are loaded together, so that several
 // independent loads are in flight before the first dot product needs its data. Eight for
 // head_dim <= 128: a short context (decode at small batch, where a block's loop over the
@@ -1364,10 +1365,6 @@ void rope_paged_attention(T* qkv, const T* qkv_bias, const T* q_norm, const T* k
                           const int32_t* token_pos, T* out, int tokens, int heads, int kv_heads,
                           int head_dim, int block_size, float scale, int max_context,
                           const SplitKvWorkspace& workspace, cudaStream_t stream) {
-    if (tokens <= 0) return;
-    if (head_dim > kInputMaxHeadDim || head_dim % 2 != 0)
-        throw Error("CUDA attention supports even head_dim up to 256, got " +
-                    std::to_string(head_dim));
     const AttentionInputArgs in{qkv_bias, q_norm, k_norm, norm, eps, cos, sin, slots};
     paged_attention_impl<T>(qkv, static_cast<int64_t>(heads + 2 * kv_heads) * head_dim, cache,
                             block_tables, max_blocks_per_seq, token_seq, token_pos, out, tokens,
