@@ -877,14 +877,21 @@ class TestCudaEngine : public QObject {
         }
     }
 
-    // At one row on INT4 weights the 1.8B shapes make each layer's inputs inside the kernels
-    // that read them (CudaEngineOptions::fused_inputs): the residual add and norm after
-    // attention in the gate/up layer's GEMV, the attention input step (Q/K norm, RoPE, the KV
+    // At one row on INT4 weights the 1.8B and 7B shapes make each layer's inputs inside the
+    // kernels that read them (CudaEngineOptions::fused_inputs): the residual add and norm after
+    // attention in the gate/up layer's GEMV (the 7B's on the kernel with x in registers, whose
+    // o layer then runs in one k-slice), the attention input step (Q/K norm, RoPE, the KV
     // cache write) in the staged attention kernel. The logits of 40 decode steps after a prompt
     // are those of the separate kernels, bit for bit. The demo model takes the same paths.
+    void fusedInputs_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("1.8B") << QString("hy-mt1.5-1.8b");
+        QTest::newRow("7B") << QString("hy-mt-7b");
+    }
     void fusedInputs() {
+        QFETCH(QString, model);
         const ModelDir dir = ModelDir::open(kDemo);
-        const std::optional<ModelConfig> shapes = published_shapes("hy-mt1.5-1.8b", dir.config);
+        const std::optional<ModelConfig> shapes = published_shapes(model.toStdString(), dir.config);
         QVERIFY(shapes.has_value());
         const cuda::CudaEngineOptions on = options(Tier::INT4, 4096, 4);
         cuda::CudaEngineOptions off = on;
@@ -922,8 +929,8 @@ class TestCudaEngine : public QObject {
             if (step > 0) identical += la == lb;
             seq.push_back(argmax(lb));
         }
-        qInfo("1.8B shapes, int4: %d / 40 decode steps bit-identical with the inputs fused",
-              identical);
+        qInfo("%s shapes, int4: %d / 40 decode steps bit-identical with the inputs fused",
+              qPrintable(model), identical);
         QCOMPARE(identical, 40);
     }
 

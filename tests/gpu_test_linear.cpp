@@ -324,6 +324,59 @@ class TestGpuLinear : public QObject {
         QCOMPARE(cuda::linear_path(odd_k, x, 8, ctx_), cuda::LinearPath::GemvSimt);
     }
 
+    // INT4 at one row on each one-row kernel, forced (LinearContext::row_gemv): x in
+    // registers with its own rounds per slice and with 4, 2 and 1 (one to fourteen k-slices,
+    // idle warps in the last), and rounds per warp; odd n, k past whole rounds (300, 1000,
+    // 3000), whole rounds up to the 7B down layer's 14336; against the CPU reference. Then
+    // the same layer's bits twice on each (the x-in-registers kernel sums in a fixed order).
+    void oneRowKernels() {
+        using RowGemv = cuda::LinearContext::RowGemv;
+        struct Restore {
+            cuda::LinearContext& ctx;
+            ~Restore() {
+                ctx.row_gemv = RowGemv::Auto;
+                ctx.row_gemv_rounds_per_split = 0;
+            }
+        } restore{ctx_};
+        struct Kernel {
+            RowGemv kind;
+            int rounds_per_split;
+        };
+        const Kernel kernels[] = {{RowGemv::XInRegisters, 0},
+                                  {RowGemv::XInRegisters, 4},
+                                  {RowGemv::XInRegisters, 2},
+                                  {RowGemv::XInRegisters, 1},
+                                  {RowGemv::RoundsPerWarp, 0}};
+        QStringList failures;
+        uint32_t seed = 1300;
+        for (const auto& [n, k] :
+             {std::pair{37, 300}, std::pair{37, 3000}, std::pair{1000, 1000}, std::pair{96, 14336},
+              std::pair{4100, 2048}, std::pair{600, 8192}, std::pair{2050, 4096}}) {
+            for (const Kernel& kr : kernels) {
+                ctx_.row_gemv = kr.kind;
+                ctx_.row_gemv_rounds_per_split = kr.rounds_per_split;
+                for (bool bf16 : {true, false}) {
+                    const LinearCase c{WeightFormat::INT4, bf16, 1, n, k, seed++, 0, false};
+                    const test::LinearResult r = run_linear_case(c, ctx_);
+                    if (!r.failure.empty())
+                        failures << QString::fromStdString(r.failure) +
+                                        QString(" [%1, %2 rounds a slice]")
+                                            .arg(kr.kind == RowGemv::XInRegisters
+                                                     ? "x in registers"
+                                                     : "rounds per warp")
+                                            .arg(kr.rounds_per_split);
+                    if (bf16 && n == 4100) {
+                        const test::LinearResult again = run_linear_case(c, ctx_);
+                        if (again.y != r.y)
+                            failures << QString("one row, [%1, %2]: two runs differ").arg(n).arg(k);
+                    }
+                }
+            }
+        }
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
     // Split-K sums its slices in a fixed order: repeated runs give the same bits, on both GEMV
     // kernels (and the SIMT one reading 16-bit weights) and for one to 32 rows.
     void deterministic() {
@@ -395,6 +448,11 @@ class TestGpuLinear : public QObject {
                             failures << compare_fused<__nv_bfloat16>(w, m, ctx_, seed++);
                         if (f == WeightFormat::INT4 && m == 2)
                             failures << compare_fused<__half>(w, m, ctx_, seed++);
+                        if (f == WeightFormat::INT4 && m == 1 && tc) {
+                            ctx_.row_gemv = cuda::LinearContext::RowGemv::XInRegisters;
+                            failures << compare_fused<__nv_bfloat16>(w, m, ctx_, seed++);
+                            ctx_.row_gemv = cuda::LinearContext::RowGemv::Auto;
+                        }
                     }
                 }
             }
@@ -420,10 +478,17 @@ class TestGpuLinear : public QObject {
             const cuda::DeviceLinear down =
                 cuda::DeviceLinear::random(k, inter, WeightFormat::INT4, seed++);
             QVERIFY(cuda::linear_swiglu_norm_in_supported(gate_up, p, p, p, ctx_));
-            failures << compare_norm_in<__nv_bfloat16>(gate_up, down, ctx_, seed);
-            seed += 4;
-            if (k == 2048) failures << compare_norm_in<__half>(gate_up, down, ctx_, seed);
-            seed += 4;
+            // On the engine's choice of one-row kernel, then on each one forced.
+            for (const auto rg :
+                 {cuda::LinearContext::RowGemv::Auto, cuda::LinearContext::RowGemv::XInRegisters,
+                  cuda::LinearContext::RowGemv::RoundsPerWarp}) {
+                ctx_.row_gemv = rg;
+                failures << compare_norm_in<__nv_bfloat16>(gate_up, down, ctx_, seed);
+                seed += 4;
+                if (k == 2048) failures << compare_norm_in<__half>(gate_up, down, ctx_, seed);
+                seed += 4;
+            }
+            ctx_.row_gemv = cuda::LinearContext::RowGemv::Auto;
         }
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));

@@ -167,13 +167,21 @@ struct Fused {
     float eps = 1e-6f;
 };
 
+// mma_gemv_row_xreg_kernel's shape in a test: rounds of x per slice (0: the kernel not run)
+// and rows per block.
+struct Xreg {
+    int rounds_per_split = 0;
+    int block_rows = 0;
+};
+
 // Runs the path on the emulation with `splits` k-slices (1: y directly) and, when split, the
 // split-K sum (or `fused`'s epilogue), as run_gemv / run_mma_gemv in linear_cuda.cu launch
-// them.
+// them. With `xr`, INT4 at one row runs mma_gemv_row_xreg_kernel in xr's shape (its slices
+// follow from it; `splits` must be their number).
 template <WKind K, typename T>
 std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, int splits,
                            bool tensor_cores, int rows, const Fused<T>& fused = {},
-                           int row_depth = kRowDepth) {
+                           int row_depth = kRowDepth, Xreg xr = {}) {
     std::vector<T> y(static_cast<std::size_t>(m) * w.n, to_t<T>(-1.0f));
     std::vector<float> partial(static_cast<std::size_t>(splits) * m * w.n, NAN);
     GemvArgs a = w.args();
@@ -206,7 +214,16 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
         };
         // The instance run_mma_gemv_row picks (without bounds checks on rows of whole rounds and
         // x of whole 1024-element blocks).
-        if (row_kernel)
+        if (row_kernel && xr.rounds_per_split > 0) {
+            ma.rounds_per_split = xr.rounds_per_split;
+            used = (ma.rounds + xr.rounds_per_split - 1) / xr.rounds_per_split;
+            if (used != splits) qFatal("Xreg shape with %d slices, not %d", used, splits);
+            const dim3 xgrid((w.n + xr.block_rows - 1) / xr.block_rows, used);
+            emulation::launch_with_shared(
+                mma_gemv_row_xreg_instance<T>(w.row_bytes, w.k), xgrid, block,
+                xreg_smem_bytes(w.k, xr.rounds_per_split, xr.block_rows, false), ma, NormIn{},
+                xr.block_rows);
+        } else if (row_kernel)
             emulation::launch(
                 mma_gemv_row_instance<T>(w.row_bytes, w.k, row_depth == kRowWholeDepth), grid,
                 block, ma, NormIn{});
@@ -266,18 +283,19 @@ std::vector<T> run_kernels(const HostWeight& w, const std::vector<T>& x, int m, 
 // kernels: act[r, j] = T(T(silu(y[r, 2j])) · y[r, 2j + 1]) exactly (the same expf on the host).
 // Returns failures.
 template <WKind K, typename T>
-QString check_swiglu(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed) {
+QString check_swiglu(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed,
+                     Xreg xr = {}) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
     std::vector<T> x(static_cast<std::size_t>(m) * w.k);
     for (T& v : x)
         v = to_t<T>(uni(rng));
-    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, 0);
+    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, 0, {}, kRowDepth, xr);
     std::vector<T> act(static_cast<std::size_t>(m) * w.n / 2, to_t<T>(-7.0f));
     Fused<T> f;
     f.kind = Fused<T>::SwiGlu;
     f.act = &act;
-    run_kernels<K, T>(w, x, m, splits, tensor_cores, 0, f);
+    run_kernels<K, T>(w, x, m, splits, tensor_cores, 0, f, kRowDepth, xr);
     for (std::size_t i = 0; i < act.size(); ++i) {
         const float g = from_t<T>(y[2 * i]), up = from_t<T>(y[2 * i + 1]);
         const float silu = from_t<T>(to_t<T>(g / (1.0f + std::exp(-g))));
@@ -354,13 +372,14 @@ QString check_add_rms_norm(const HostWeight& w, int m, int splits, bool tensor_c
 // of y to T plus fp32 summation in another order. Returns the first mismatches.
 template <WKind K, typename T>
 QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_t seed,
-              int rows = 0, int row_depth = kRowDepth) {
+              int rows = 0, int row_depth = kRowDepth, Xreg xr = {}) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
     std::vector<T> x(static_cast<std::size_t>(m) * w.k);
     for (T& v : x)
         v = to_t<T>(uni(rng));
-    const std::vector<T> y = run_kernels<K, T>(w, x, m, splits, tensor_cores, rows, {}, row_depth);
+    const std::vector<T> y =
+        run_kernels<K, T>(w, x, m, splits, tensor_cores, rows, {}, row_depth, xr);
     QStringList bad;
     for (int i = 0; i < m; ++i) {
         for (int r = 0; r < w.n; ++r) {
@@ -379,7 +398,7 @@ QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_
         }
     }
     if (bad.isEmpty()) return {};
-    return QString("%1 %2 n=%3 k=%4 m=%5 splits=%6 %7: ")
+    return QString("%1 %2 n=%3 k=%4 m=%5 splits=%6 %7")
                .arg(K == WKind::Int4   ? "int4"
                     : K == WKind::Int8 ? "int8"
                                        : "16-bit")
@@ -388,8 +407,13 @@ QString check(const HostWeight& w, int m, int splits, bool tensor_cores, uint32_
                .arg(w.k)
                .arg(m)
                .arg(splits)
-               .arg(tensor_cores ? "tensor cores" : "simt") +
-           bad.join("; ");
+               .arg(xr.rounds_per_split > 0 ? QString("x in registers (%1 rounds a slice, %2 "
+                                                      "rows a block)")
+                                                  .arg(xr.rounds_per_split)
+                                                  .arg(xr.block_rows)
+                    : tensor_cores ? QString("tensor cores")
+                                   : QString("simt")) +
+           ": " + bad.join("; ");
 }
 
 float probe_a(int row, int col) {
@@ -427,7 +451,7 @@ void warp_probe(float* d, int* shuffled) {
 // (more). Then the split-K sum's `pending` add against the same add done first. Returns a
 // failure.
 template <typename T, int kV>
-QString check_norm_in(int n, int k, int splits, uint32_t seed) {
+QString check_norm_in(int n, int k, int splits, uint32_t seed, Xreg xr = {}) {
     const HostWeight w = make_weight(WKind::Int4, n, k, seed);
     std::mt19937 rng(seed + 1);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
@@ -448,7 +472,7 @@ QString check_norm_in(int n, int k, int splits, uint32_t seed) {
     Fused<T> f;
     f.kind = Fused<T>::SwiGlu;
     f.act = &act_ref;
-    run_kernels<WKind::Int4, T>(w, x, 1, splits, true, 0, f);
+    run_kernels<WKind::Int4, T>(w, x, 1, splits, true, 0, f, kRowDepth, xr);
     // The kNormIn instance, launched as run_mma_gemv_row launches it.
     MmaGemvArgs ma{};
     ma.g = w.args();
@@ -458,18 +482,32 @@ QString check_norm_in(int n, int k, int splits, uint32_t seed) {
     ma.g.partial = partial.data();
     ma.rounds = static_cast<int>((w.row_bytes + kRowRoundBytes - 1) / kRowRoundBytes);
     ma.rounds_per_group = w.group / 128;
-    const Slices sl = slices_of(ma.rounds, splits);
+    Slices sl = slices_of(ma.rounds, splits);
+    if (xr.rounds_per_split > 0)
+        sl = {xr.rounds_per_split, (ma.rounds + xr.rounds_per_split - 1) / xr.rounds_per_split};
     ma.rounds_per_split = sl.per;
     if (sl.used == 1) ma.g.act = act.data();
     const NormIn norm{res.data(), delta.data(), weight.data(), eps};
-    const dim3 grid((n + kWarps * kRowWarpRows<kRowTiles> - 1) / (kWarps * kRowWarpRows<kRowTiles>),
-                    sl.used);
-    emulation::launch_with_shared(mma_gemv_row_instance<T, true>(w.row_bytes, k, false), grid,
-                                  dim3(kWarps * 32), norm_in_smem_bytes(k), ma, norm);
+    if (xr.rounds_per_split > 0) {
+        emulation::launch_with_shared(
+            mma_gemv_row_xreg_instance<T, true>(w.row_bytes, k),
+            dim3((n + xr.block_rows - 1) / xr.block_rows, sl.used), dim3(kWarps * 32),
+            xreg_smem_bytes(k, xr.rounds_per_split, xr.block_rows, true), ma, norm, xr.block_rows);
+    } else {
+        const dim3 grid(
+            (n + kWarps * kRowWarpRows<kRowTiles> - 1) / (kWarps * kRowWarpRows<kRowTiles>),
+            sl.used);
+        emulation::launch_with_shared(mma_gemv_row_instance<T, true>(w.row_bytes, k, false), grid,
+                                      dim3(kWarps * 32), norm_in_smem_bytes(k), ma, norm);
+    }
     if (sl.used > 1)
         emulation::launch(sum_splits_swiglu_kernel<T>, dim3(2), dim3(64), partial.data(),
                           act.data(), sl.used, static_cast<std::size_t>(n) / 2);
-    const QString name = QString("norm in, INT4 [%1, %2], %3 slices").arg(n).arg(k).arg(sl.used);
+    const QString name = QString("norm in, INT4 [%1, %2], %3 slices%4")
+                             .arg(n)
+                             .arg(k)
+                             .arg(sl.used)
+                             .arg(xr.rounds_per_split > 0 ? ", x in registers" : "");
     if (std::memcmp(act.data(), act_ref.data(), act.size() * sizeof(T)) != 0)
         return name + ": differs from the GEMV on add_rms_norm's x";
     // The split-K sum with `pending` = delta on the untouched residual, against the same
@@ -634,6 +672,74 @@ class TestLinearKernelsEmulated : public QObject {
         failures << check<WKind::Int8, __half>(w8, 17, 2, true, 62);
         failures.removeAll(QString());
         QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // The one-row INT4 GEMV with x in registers (mma_gemv_row_xreg_kernel) against the double
+    // reference: k = 3000 (three rounds, the last past k) with 4 rounds a slice (one warp
+    // idle), 2 (two slices, the second with an idle warp) and 1 (three slices, four row
+    // groups); n = 37 (the last block mostly past n); one block of 48 rows (each warp's ring
+    // of quads goes round three times); groups of 256 and 384; whole rounds (k = 4096, 8192 in
+    // two and four slices); bf16 and fp16; SwiGLU in its store and in the split-K sum.
+    void xregGemv() {
+        const HostWeight w3 = make_weight(WKind::Int4, 37, 3000, 5);
+        const HostWeight w256 = make_weight(WKind::Int4, 37, 2500, 16, 256);
+        const HostWeight w384 = make_weight(WKind::Int4, 37, 2304, 17, 384);
+        const HostWeight w4 = make_weight(WKind::Int4, 37, 4096, 20);
+        const HostWeight w8 = make_weight(WKind::Int4, 37, 8192, 23);
+        const HostWeight wg = make_weight(WKind::Int4, 40, 3000, 18);
+        QStringList failures;
+        using B = __nv_bfloat16;
+        failures << check<WKind::Int4, B>(w3, 1, 1, true, 101, 0, kRowDepth, {4, 16});
+        failures << check<WKind::Int4, __half>(w3, 1, 1, true, 102, 0, kRowDepth, {4, 48});
+        failures << check<WKind::Int4, B>(w3, 1, 2, true, 103, 0, kRowDepth, {2, 8});
+        failures << check<WKind::Int4, __half>(w3, 1, 2, true, 104, 0, kRowDepth, {2, 24});
+        failures << check<WKind::Int4, B>(w3, 1, 3, true, 105, 0, kRowDepth, {1, 16});
+        failures << check<WKind::Int4, B>(w256, 1, 2, true, 106, 0, kRowDepth, {2, 16});
+        failures << check<WKind::Int4, B>(w384, 1, 1, true, 107, 0, kRowDepth, {4, 12});
+        failures << check<WKind::Int4, B>(w4, 1, 1, true, 108, 0, kRowDepth, {4, 20});
+        failures << check<WKind::Int4, __half>(w4, 1, 2, true, 109, 0, kRowDepth, {2, 40});
+        failures << check<WKind::Int4, B>(w8, 1, 2, true, 110, 0, kRowDepth, {4, 16});
+        failures << check<WKind::Int4, __half>(w8, 1, 4, true, 111, 0, kRowDepth, {2, 8});
+        failures << check_swiglu<WKind::Int4, B>(wg, 1, 1, true, 112, {4, 16});
+        failures << check_swiglu<WKind::Int4, __half>(wg, 1, 2, true, 113, {2, 8});
+        failures << check_norm_in<B, 1>(40, 2048, 1, 114, {2, 8});
+        failures << check_norm_in<__half, 1>(40, 2048, 1, 115, {4, 12});
+        failures << check_norm_in<B, 2>(24, 4096, 1, 116, {4, 8});
+        failures << check_norm_in<B, 2>(24, 4096, 2, 117, {2, 16});
+        failures << check_norm_in<B, 1>(38, 1000, 1, 118, {1, 16});
+        failures.removeAll(QString());
+        QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
+    }
+
+    // xreg_shape: the fewest idle warps (the larger rounds a slice on a tie), slices within the
+    // limit, whole quads per row group, every row covered, about one wave of four blocks per
+    // multiprocessor, and no shape where no slicing fits.
+    void xregShape() {
+        struct Case {
+            int rounds, n, sms;
+            long max_slices;
+            int want_r;
+        };
+        for (const Case c :
+             {Case{4, 28672, 132, 32, 4}, Case{14, 4096, 132, 32, 2}, Case{2, 12288, 132, 32, 2},
+              Case{6, 2048, 132, 32, 2}, Case{3, 37, 8, 32, 1}, Case{5, 4096, 132, 32, 1},
+              Case{5, 4096, 132, 3, 2}, Case{1, 8, 132, 1, 1}}) {
+            const XregShape s = xreg_shape(c.rounds, c.n, c.sms, c.max_slices);
+            QCOMPARE(s.rounds_per_split, c.want_r);
+            QCOMPARE(s.slices, (c.rounds + c.want_r - 1) / c.want_r);
+            QVERIFY(s.slices <= c.max_slices);
+            const int quad_rows = 4 * kWarps / s.rounds_per_split;
+            QCOMPARE(s.block_rows % quad_rows, 0);
+            QVERIFY(s.block_rows <= kXregMaxBlockRows);
+            QVERIFY(long(s.row_blocks) * s.block_rows >= c.n);
+            QVERIFY(long(s.row_blocks - 1) * s.block_rows < c.n);
+            const long blocks = long(s.row_blocks) * s.slices;
+            if (s.block_rows > quad_rows &&
+                s.block_rows < kXregMaxBlockRows / quad_rows * quad_rows)
+                QVERIFY(blocks <= long{kRowMinBlocks} * c.sms);
+        }
+        QCOMPARE(xreg_shape(14, 4096, 132, 3).slices, 0);
+        QCOMPARE(xreg_shape(14, 4096, 132, 1).slices, 0);
     }
 
     // The row-count buckets of the GEMMs' algorithms (gemm_cuda.h): 1, 2, 4, 8, 16, then

@@ -309,8 +309,8 @@ int row_rounds(const DeviceLinear& w) {
     return static_cast<int>((w.row_bytes() + kRowRoundBytes - 1) / kRowRoundBytes);
 }
 
-/// The k-slices of the one-row INT4 GEMV of `w`: the SIMT GEMV's split-K rule (one wave of 16
-/// warps per multiprocessor at most).
+/// The k-slices of the one-row INT4 GEMV of `w` in mma_gemv_row_kernel: the SIMT GEMV's
+/// split-K rule (one wave of 16 warps per multiprocessor at most).
 Slices row_gemv_slices(const DeviceLinear& w, const LinearContext& ctx) {
     const int rounds = row_rounds(w);
     const int chunks = static_cast<int>(w.row_bytes() / kChunkBytes);
@@ -319,8 +319,33 @@ Slices row_gemv_slices(const DeviceLinear& w, const LinearContext& ctx) {
     return slices_of(rounds, splits);
 }
 
-// INT4 at one row of x: mma_gemv_row_kernel in row_gemv_slices() and its SwiGLU store at one
-// slice. With `norm`, each block makes x from it (kNormIn; x itself is not read).
+/// mma_gemv_row_xreg_kernel's shape for `w`, or slices 0 where ctx says not to run it, its
+/// partial sums would not fit the workspace, or (Auto) mma_gemv_row_kernel is the faster. On an
+/// H200 that is every layer where the x-in-registers kernel needs as many k-slices and its
+/// warps walk fewer than 8 quads (bench_linear at one row, µs, x in registers / rounds per
+/// warp: 7B gate/up 28672 × 4096 16.1 / 19.6 (14 quads), o 4096 × 4096 5.0 / 6.0 (one slice
+/// against two); 7B qkv 6144 × 4096 6.4 / 6.2, down 4096 × 14336 12.2 / 11.3, 1.8B layers
+/// 2.4-6.3 / 2.1-6.5: docs/benchmarks.md).
+XregShape row_gemv_xreg_shape(const DeviceLinear& w, const LinearContext& ctx) {
+    using RowGemv = LinearContext::RowGemv;
+    if (ctx.row_gemv == RowGemv::RoundsPerWarp) return {};
+    const long fit = ctx.workspace ? splits_fitting(ctx.workspace_bytes, 1, w.n()) : 1;
+    const XregShape xs =
+        xreg_shape(row_rounds(w), w.n(), ctx.sm_count, fit, ctx.row_gemv_rounds_per_split);
+    if (xs.slices == 0 || ctx.row_gemv == RowGemv::XInRegisters) return xs;
+    const int quads = xs.block_rows * xs.rounds_per_split / (4 * kWarps);
+    return xs.slices < row_gemv_slices(w, ctx).used || quads >= 8 ? xs : XregShape{};
+}
+
+/// K-slices of the one-row INT4 GEMV of `w` as run_mma_gemv_row runs it.
+int row_gemv_used_slices(const DeviceLinear& w, const LinearContext& ctx) {
+    const XregShape xs = row_gemv_xreg_shape(w, ctx);
+    return xs.slices > 0 ? xs.slices : row_gemv_slices(w, ctx).used;
+}
+
+// INT4 at one row of x: mma_gemv_row_xreg_kernel (or mma_gemv_row_kernel in
+// row_gemv_slices()) and its SwiGLU store at one slice. With `norm`, each block makes x from it
+// (kNormIn; x itself is not read).
 template <typename T>
 void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ctx,
                       cudaStream_t stream, const Epilogue& e, const NormIn* norm = nullptr) {
@@ -332,6 +357,24 @@ void run_mma_gemv_row(const DeviceLinear& w, const T* x, T* y, LinearContext& ct
     a.g.partial = static_cast<float*>(ctx.workspace);
     a.rounds = row_rounds(w);
     a.rounds_per_group = w.group() / 128;
+    const XregShape xs = row_gemv_xreg_shape(w, ctx);
+    if (xs.slices > 0) {
+        a.rounds_per_split = xs.rounds_per_split;
+        const bool fused_store = e.kind == Epilogue::Kind::SwiGlu && xs.slices == 1;
+        a.g.act = fused_store ? e.act : nullptr;
+        const dim3 grid(xs.row_blocks, xs.slices);
+        const std::size_t smem =
+            xreg_smem_bytes(w.k(), xs.rounds_per_split, xs.block_rows, norm != nullptr);
+        if (norm)
+            launch(mma_gemv_row_xreg_instance<T, true>(w.row_bytes(), w.k()), grid,
+                   dim3(kWarps * 32), smem, stream, a, *norm, xs.block_rows);
+        else
+            launch(mma_gemv_row_xreg_instance<T>(w.row_bytes(), w.k()), grid, dim3(kWarps * 32),
+                   smem, stream, a, NormIn{}, xs.block_rows);
+        check_cuda(cudaGetLastError(), "one-row tensor-core GEMV kernel launch");
+        finish_gemv(a.g.partial, y, xs.slices, 1, a.g.n, e, fused_store, stream);
+        return;
+    }
     const Slices sl = row_gemv_slices(w, ctx);
     a.rounds_per_split = sl.per;
     const int used_splits = sl.used;
@@ -867,6 +910,12 @@ std::size_t linear_workspace_bytes(const DeviceLinear& w, int m, int gemv_max_m,
                                            static_cast<std::size_t>(-1));
     if (mma_splits > 1)
         bytes = std::max(bytes, static_cast<std::size_t>(mma_splits) * mm * w.n() * sizeof(float));
+    // INT4 at one row: mma_gemv_row_xreg_kernel's slices.
+    if (m == 1 && w.format() == WeightFormat::INT4) {
+        const int slices = xreg_shape(row_rounds(w), w.n(), sms, 32).slices;
+        if (slices > 1)
+            bytes = std::max(bytes, static_cast<std::size_t>(slices) * w.n() * sizeof(float));
+    }
     return bytes;
 }
 
@@ -959,7 +1008,7 @@ bool linear_single_kernel(const DeviceLinear& w, const void* x, int m, LinearCon
     if (w.format() != WeightFormat::INT4 || m != 1 || w.n() == 0 || ctx.gemv_max_m < 1)
         return false;
     know_device(ctx);
-    return use_mma_gemv(w, x, 1, ctx) && row_gemv_slices(w, ctx).used == 1;
+    return use_mma_gemv(w, x, 1, ctx) && row_gemv_used_slices(w, ctx) == 1;
 }
 
 bool linear_swiglu_norm_in_supported(const DeviceLinear& w, const void* residual, const void* delta,

@@ -197,6 +197,16 @@ struct LinearContext {
     /// Rows of x from which the GEMV path uses the tensor cores; 0 = the measured crossover
     /// above. Benchmarks set it to time the tensor-core kernel at fewer rows.
     int tensor_core_min_m = 0;
+    /// Which kernel runs INT4 at one row of x: Auto chooses per layer (row_gemv_xreg_shape in
+    /// linear_cuda.cu: x in registers where it needs fewer k-slices than the other or its warps
+    /// walk many rows, as measured on an H200); tests and benchmarks force one. XInRegisters
+    /// (mma_gemv_row_xreg_kernel: each warp keeps one round of x in registers and walks the
+    /// rows) still falls back where its k-slices' partial sums do not fit the workspace.
+    enum class RowGemv { Auto, XInRegisters, RoundsPerWarp };
+    RowGemv row_gemv = RowGemv::Auto;
+    /// Rounds of x per k-slice of the x-in-registers kernel (1, 2 or 4); 0 = xreg_shape's
+    /// choice. Benchmarks set it.
+    int row_gemv_rounds_per_split = 0;
 
     /// An empty context (no workspaces): the GEMV paths run, the INT prefill path refuses it.
     LinearContext();

@@ -1366,7 +1366,7 @@ auto mma_gemv_row_instance(std::size_t row_bytes, int k, bool whole) {
 
 /// Dynamic shared memory of the one-row GEMV with kNormIn for x of k elements: its chunks,
 /// rounded up to whole groups of 8 (norm_in_slot stays within one).
-inline std::size_t norm_in_smem_bytes(int k) {
+__host__ __device__ inline std::size_t norm_in_smem_bytes(int k) {
     return static_cast<std::size_t>((k / 8 + 7) / 8 * 8) * 16;
 }
 
@@ -1378,6 +1378,228 @@ struct Slices {
 inline Slices slices_of(int total, int splits) {
     const int per = (total + splits - 1) / splits;
     return {per, (total + per - 1) / per};
+}
+
+// ---- The one-row INT4 GEMV with x in registers ------------------------------------------------
+//
+// mma_gemv_row_kernel's warps each take four weight rows and walk k, loading the x of every
+// round again beside its weights: as many 16-byte loads of x (through L1) as of weights, which
+// bench_linear --stream showed cost the weight stream 17-25 % of its speed. Here the roles are
+// turned round: each warp of a block keeps one round of x (1024 elements, 16 registers a thread)
+// and walks the block's rows four at a time, with the same fragments, the same weight layout
+// and the same per-segment arithmetic as mma_gemv_row_kernel (its comment above). A warp's
+// segment sums, scaled by their group scales, go to shared memory; after one barrier each row
+// is the sum of its segments in a fixed order (rounds, then segments), then SwiGLU, y or the
+// slice's partial sum as before. The 136 · Σx bias of bf16 is one set of mmas per warp, not
+// one per round.
+//
+// Block: kWarps warps; rounds_per_split = R (1, 2 or 4) of them per row group, kWarps / R row
+// groups; warp w takes round blockIdx.y · R + w % R and the block's quads (four rows)
+// w / R, w / R + kWarps / R, ... (block_rows a multiple of 4 · kWarps / R; the last slice may
+// have fewer than R rounds: the others' warps idle). kD quads are loaded ahead of the one in
+// use, the first before pdl_wait(). Dynamic shared memory: xreg_smem_bytes().
+
+/// Quads of rows in flight beside the one in use in mma_gemv_row_xreg_kernel.
+constexpr int kXregDepth = 3;
+/// The most rows one of its blocks takes (its partial sums are in shared memory).
+constexpr int kXregMaxBlockRows = 128;
+
+/// Floats per row of mma_gemv_row_xreg_kernel's partial sums (8 segments a round, and one more
+/// so that threads reading successive rows meet different banks).
+__host__ __device__ constexpr int xreg_pitch(int rounds_per_split) {
+    return 8 * rounds_per_split + 1;
+}
+
+/// Dynamic shared memory of mma_gemv_row_xreg_kernel: x's chunks with kNormIn
+/// (norm_in_smem_bytes), then block_rows rows of partial sums.
+inline std::size_t xreg_smem_bytes(int k, int rounds_per_split, int block_rows, bool norm_in) {
+    return (norm_in ? norm_in_smem_bytes(k) : 0) +
+           static_cast<std::size_t>(block_rows) * xreg_pitch(rounds_per_split) * sizeof(float);
+}
+
+/// The launch shape of mma_gemv_row_xreg_kernel.
+struct XregShape {
+    int rounds_per_split = 0;  // R: 1, 2 or 4
+    int slices = 0;            // grid.y
+    int block_rows = 0;        // rows a block, a multiple of 4 · kWarps / R
+    int row_blocks = 0;        // grid.x
+};
+
+/// The shape for `rounds` rounds of x and n rows on `sm_count` multiprocessors with at most
+/// `max_slices` k-slices (their partial sums must fit the workspace): R the one of 4, 2, 1 that
+/// leaves fewest warps idle (the larger on a tie; `only_r` > 0: that one alone), and rows per
+/// block for about one wave of kRowMinBlocks blocks per multiprocessor. {} (slices 0) where no
+/// R fits max_slices.
+inline XregShape xreg_shape(int rounds, int n, int sm_count, long max_slices, int only_r = 0) {
+    XregShape s;
+    int idle = 1 << 30;
+    for (const int r : {4, 2, 1}) {
+        if (only_r > 0 && r != only_r) continue;
+        const int slices = (rounds + r - 1) / r;
+        if (slices > std::max(max_slices, 1L) || slices * r - rounds >= idle) continue;
+        idle = slices * r - rounds;
+        s.rounds_per_split = r;
+        s.slices = slices;
+    }
+    if (s.slices == 0) return s;
+    const int quad_rows = 4 * kWarps / s.rounds_per_split;
+    const long target = std::max(1L, long{kRowMinBlocks} * std::max(sm_count, 1) / s.slices);
+    long rows = (n + target - 1) / target;
+    rows = (rows + quad_rows - 1) / quad_rows * quad_rows;
+    s.block_rows = static_cast<int>(
+        std::clamp<long>(rows, quad_rows, kXregMaxBlockRows / quad_rows * quad_rows));
+    s.row_blocks = (n + s.block_rows - 1) / s.block_rows;
+    return s;
+}
+
+template <typename T, int kD, bool kFull = false, bool kNormIn = false>
+__global__ void __launch_bounds__(kWarps * 32, kRowMinBlocks)
+    mma_gemv_row_xreg_kernel(const MmaGemvArgs ma, const NormIn norm, int block_rows) {
+    constexpr bool kBiasedW = Mma<T>::kBf16;
+    const GemvArgs& a = ma.g;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
+    const int rps = ma.rounds_per_split;
+    const int groups_of_rows = kWarps / rps;
+    const int rw = warp % rps, row_group = warp / rps;
+    const int round = blockIdx.y * rps + rw;
+    const bool active = round < ma.rounds;
+    const int block_row0 = blockIdx.x * block_rows;
+    const int quads = block_rows / (4 * groups_of_rows);  // this warp's
+    const int seg = round * 8 + g;
+    // Zeros past the row (x is zero there too) and in an idle warp.
+    const bool valid = active && (kFull || seg < static_cast<int>(a.row_bytes / 64));
+    const uint32_t group = static_cast<uint32_t>(seg / ma.rounds_per_group);
+    const uint8_t* wsrc = a.w + std::size_t(round) * kRowRoundBytes + g * 64 + t * kChunkBytes;
+    // Quad i's rows: block_row0 + 4 (row_group + i · groups_of_rows) + 0..3; rows 0, 1 are
+    // m16 tile 0's two rows, 2, 3 tile 1's.
+    auto load_quad = [&](int i, uint4(&wv)[4], __half(&sv)[4]) {
+        const int r0 = block_row0 + 4 * (row_group + i * groups_of_rows);
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            const int row = min(r0 + h, a.n - 1);
+            wv[h] = valid ? load_weights(wsrc + std::size_t(row) * a.row_bytes)
+                          : make_uint4(0, 0, 0, 0);
+            sv[h] =
+                valid
+                    ? __ldg(a.scales +
+                            (static_cast<uint32_t>(row) * static_cast<uint32_t>(a.groups) + group))
+                    : __ushort_as_half(0);
+        }
+    };
+    constexpr int kSets = kD + 1;
+    uint4 w[kSets][4];
+    __half s[kSets][4];
+#pragma unroll
+    for (int i = 0; i < kD; ++i)
+        if (i < quads) load_quad(i, w[i], s[i]);
+    pdl_wait();
+    pdl_launch_dependents();
+    MTDESK_DYNAMIC_SHARED(uint4, s_dyn);
+    if constexpr (kNormIn) norm_in_prologue<T>(norm, a.k, s_dyn);
+    float* s_part = reinterpret_cast<float*>(s_dyn + (kNormIn ? norm_in_smem_bytes(a.k) / 16 : 0));
+    const int pitch = xreg_pitch(rps);
+
+    // This warp's round of x: x[1024 round + 128 g + 32 t + 8 j .. + 7], j = 0..3, as B
+    // fragments (column g) paired as Mma::biased pairs the weights; zeros past k.
+    uint32_t xb[4][2][2];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const int k0 = round * 1024 + g * 128 + t * 32 + 8 * j;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (active && (kFull || k0 < a.k)) {
+            if constexpr (kNormIn)
+                v = s_dyn[norm_in_slot(k0 / 8)];
+            else
+                v = __ldg(reinterpret_cast<const uint4*>(static_cast<const T*>(a.x) + k0));
+        }
+        xb[j][0][0] = v.x;
+        xb[j][0][1] = v.y;
+        xb[j][1][0] = v.z;
+        xb[j][1][1] = v.w;
+    }
+    const int e = g & 1;  // this thread's accumulator of column g (when t == g / 2)
+    float b = 0.0f;       // (magic + 8) · Σx of segment g
+    if constexpr (kBiasedW) {
+        float bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        const uint32_t c[4] = {Mma<T>::kBias, Mma<T>::kBias, Mma<T>::kBias, Mma<T>::kBias};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            Mma<T>::mma(bias, c, xb[j][0]);
+            Mma<T>::mma(bias, c, xb[j][1]);
+        }
+        b = e ? bias[1] : bias[0];
+    }
+    const bool holder = t == (g >> 1);
+    if (active) {
+        for (int i0 = 0; i0 < quads; i0 += kSets) {
+#pragma unroll
+            for (int j = 0; j < kSets; ++j) {
+                const int i = i0 + j;
+                if (i >= quads) break;
+                if (i + kD < quads) load_quad(i + kD, w[(j + kD) % kSets], s[(j + kD) % kSets]);
+                float* out = s_part + (4 * (row_group + i * groups_of_rows)) * pitch + rw * 8 + g;
+#pragma unroll
+                for (int p = 0; p < 2; ++p) {
+                    float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                    for (int jw = 0; jw < 4; ++jw) {
+                        uint32_t lo[4], hi[4];  // A rows g and g + 8: pairs 0..3 of word jw
+                        if constexpr (kBiasedW) {
+                            Mma<T>::biased(word_of(w[j][2 * p], jw), lo);
+                            Mma<T>::biased(word_of(w[j][2 * p + 1], jw), hi);
+                        } else {
+                            Mma<T>::dequant(word_of(w[j][2 * p], jw), lo);
+                            Mma<T>::dequant(word_of(w[j][2 * p + 1], jw), hi);
+                        }
+#pragma unroll
+                        for (int step = 0; step < 2; ++step) {
+                            const uint32_t af[4] = {lo[2 * step], hi[2 * step], lo[2 * step + 1],
+                                                    hi[2 * step + 1]};
+                            Mma<T>::mma(part, af, xb[jw][step]);
+                        }
+                    }
+                    if (holder) {
+                        out[(2 * p) * pitch] =
+                            ((e ? part[1] : part[0]) - b) * __half2float(s[j][2 * p]);
+                        out[(2 * p + 1) * pitch] =
+                            ((e ? part[3] : part[2]) - b) * __half2float(s[j][2 * p + 1]);
+                    }
+                }
+            }
+        }
+    }
+    __syncthreads();
+    // Row sums over this slice's rounds and segments in a fixed order; a thread a row, the
+    // pair (2j, 2j + 1) on neighbouring lanes for SwiGLU.
+    const int terms = 8 * min(rps, ma.rounds - static_cast<int>(blockIdx.y) * rps);
+    const bool swiglu = a.act != nullptr && gridDim.y == 1;
+    for (int r0 = 0; r0 < block_rows; r0 += kWarps * 32) {
+        const int rl = r0 + static_cast<int>(threadIdx.x);
+        float v = 0.0f;
+        if (rl < block_rows) {
+            const float* src = s_part + rl * pitch;
+            for (int c = 0; c < terms; ++c)
+                v += src[c];
+        }
+        const float other = __shfl_xor_sync(0xffffffffu, v, 1);
+        const int row = block_row0 + rl;
+        if (rl >= block_rows || row >= a.n) continue;
+        if (swiglu) {
+            if ((rl & 1) == 0)
+                static_cast<T*>(a.act)[row / 2] = swiglu_of<T>(round_to<T>(v), round_to<T>(other));
+        } else {
+            store_result<T>(a, 0, row, v);
+        }
+    }
+}
+
+// mma_gemv_row_xreg_kernel's instance for rows of `row_bytes` bytes and x of k elements (kFull
+// as for mma_gemv_row_instance).
+template <typename T, bool kNormIn = false>
+auto mma_gemv_row_xreg_instance(std::size_t row_bytes, int k) {
+    const bool full = row_bytes % kRowRoundBytes == 0 && k % 1024 == 0;
+    return full ? mma_gemv_row_xreg_kernel<T, kXregDepth, true, kNormIn>
+                : mma_gemv_row_xreg_kernel<T, kXregDepth, false, kNormIn>;
 }
 
 // K-slices whose fp32 partial sums, m · n each, fit in `workspace_bytes` (0: none).

@@ -3,7 +3,9 @@
 // and TFLOP/s, for every weight format, several batch sizes m and the three INT paths (the
 // tensor-core GEMV "gemv-tc", forced at every m, the SIMT GEMV "gemv", and dequantise + cuBLAS
 // "deq+gemm"; 16-bit weights: cuBLAS and the SIMT GEMV, forced at every shape with the rows per
-// warp the engine would pick). Their crossovers are what kGemvMaxM, kF16GemvMaxM and the
+// warp the engine would pick; INT4 at one row also each one-row kernel forced: "tc-xreg" with x
+// in registers and its rounds per slice, "tc-xreg4" / "tc-xreg2" with 4 / 2, "tc-rounds" with
+// rounds per warp). Their crossovers are what kGemvMaxM, kF16GemvMaxM and the
 // tensor-core minimum rows are set from.
 //
 // Build (from the repository root; not part of the CMake build):
@@ -21,7 +23,8 @@
 //   and INT4, and nothing else of the step: the floor the layers alone put under a batch-1 step.
 //   With --shared-weights every layer reads the first layer's weights (the 1.8B model's 24 MB
 //   then stay in L2): what the chain costs when device memory is not what it waits on; with
-//   --int4 only the INT4 chain runs.
+//   --int4 only the INT4 chain runs; --xreg / --no-xreg force the one-row INT4 kernel with x in
+//   registers / with rounds per warp (default: the engine's choice per layer).
 //      ./bench_linear --boundaries
 //   chains of 256 dependent kernels that each load and store one value a thread: what a kernel
 //   boundary of a decode step costs, with and without programmatic dependent launch.
@@ -386,7 +389,8 @@ int run_stream() {
     return 0;
 }
 
-int run_chain(const std::string& model, bool shared, bool int4_only) {
+int run_chain(const std::string& model, bool shared, bool int4_only,
+              cuda::LinearContext::RowGemv row_gemv) {
     // hidden, qkv rows (query + 2 · kv heads of 128), intermediate: mtdesk bench's --synthetic.
     int hidden = 0, qkv_rows = 0, inter = 0;
     if (model == "hy-mt-7b") {
@@ -410,6 +414,7 @@ int run_chain(const std::string& model, bool shared, bool int4_only) {
     cudaStream_t stream;
     check(cudaStreamCreate(&stream), "cudaStreamCreate");
     cuda::LinearContext ctx = cuda::LinearContext::create(64u << 20);
+    ctx.row_gemv = row_gemv;
     const std::vector<WeightFormat> formats =
         int4_only ? std::vector{WeightFormat::INT4}
                   : std::vector{WeightFormat::BF16, WeightFormat::INT8, WeightFormat::INT4};
@@ -646,15 +651,22 @@ int run_l2() {
 int main(int argc, char** argv) {
     if (argc >= 3 && std::string(argv[1]) == "--chain") {
         bool shared = false, int4_only = false;
+        using RowGemv = cuda::LinearContext::RowGemv;
+        RowGemv row_gemv = RowGemv::Auto;
         for (int i = 3; i < argc; ++i) {
             const std::string a = argv[i];
-            if (a != "--shared-weights" && a != "--int4") {
+            if (a == "--shared-weights")
+                shared = true;
+            else if (a == "--int4")
+                int4_only = true;
+            else if (a == "--xreg" || a == "--no-xreg")
+                row_gemv = a == "--xreg" ? RowGemv::XInRegisters : RowGemv::RoundsPerWarp;
+            else {
                 std::fprintf(stderr, "--chain: unknown option %s\n", a.c_str());
                 return 2;
             }
-            (a == "--int4" ? int4_only : shared) = true;
         }
-        return run_chain(argv[2], shared, int4_only);
+        return run_chain(argv[2], shared, int4_only, row_gemv);
     }
     if (argc == 2 && std::string(argv[1]) == "--boundaries") return run_boundaries();
     if (argc == 2 && std::string(argv[1]) == "--stream") return run_stream();
@@ -683,6 +695,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr,
                          "usage: %s [--shapes NxK,...] [--m 1,8,64] [--fp16] [--no-pdl]\n"
                          "       %s --chain hy-mt-7b|hy-mt1.5-1.8b [--shared-weights] [--int4]\n"
+                         "             [--xreg | --no-xreg]\n"
                          "       %s --stream\n"
                          "       %s --boundaries\n"
                          "       %s --l2\n"
@@ -744,7 +757,16 @@ int main(int argc, char** argv) {
             }
             const std::size_t wbytes = copies.front().device_bytes();
             for (int m : ms) {
-                for (int path = 0; path < (is_int ? 3 : 2); ++path) {
+                // INT4 at one row, paths 3-6 force a kernel: x in registers with xreg_shape's
+                // rounds per slice, with 4 and with 2; rounds per warp.
+                using RowGemv = cuda::LinearContext::RowGemv;
+                const int paths = is_int ? (f == WeightFormat::INT4 && m == 1 ? 7 : 3) : 2;
+                for (int p = 0; p < paths; ++p) {
+                    const int path = p >= 3 ? 0 : p;
+                    ctx.row_gemv = p < 3   ? RowGemv::Auto
+                                   : p < 6 ? RowGemv::XInRegisters
+                                           : RowGemv::RoundsPerWarp;
+                    ctx.row_gemv_rounds_per_split = p == 4 ? 4 : p == 5 ? 2 : 0;
                     ctx.gemv_max_m = path < 2 ? (1 << 30) : 0;
                     ctx.f16_gemv_max_m = !is_int && path == 1 ? (1 << 30) : 0;
                     ctx.f16_gemv_any_shape = true;
@@ -757,6 +779,10 @@ int main(int argc, char** argv) {
                                           static_cast<__nv_bfloat16*>(y), m, ctx, stream);
                     const double bytes = double(wbytes) + 2.0 * m * (double(k) + n);
                     const std::string path_name = !is_int     ? (path == 0 ? "cublas" : "gemv")
+                                                  : p == 3    ? "tc-xreg"
+                                                  : p == 4    ? "tc-xreg4"
+                                                  : p == 5    ? "tc-xreg2"
+                                                  : p == 6    ? "tc-rounds"
                                                   : path == 0 ? "gemv-tc"
                                                   : path == 1 ? "gemv"
                                                               : "deq+gemm";
