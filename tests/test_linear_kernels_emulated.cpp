@@ -712,8 +712,9 @@ class TestLinearKernelsEmulated : public QObject {
     }
 
     // xreg_shape: the fewest idle warps (the larger rounds a slice on a tie), slices within the
-    // limit, whole quads per row group, every row covered, about one wave of four blocks per
-    // multiprocessor, and no shape where no slicing fits.
+    // limit, whole quads per row group, every row covered, at most one wave of four blocks per
+    // multiprocessor, two where four leave fewer than three quads a warp, and no shape where no
+    // slicing fits.
     void xregShape() {
         struct Case {
             int rounds, n, sms;
@@ -738,6 +739,11 @@ class TestLinearKernelsEmulated : public QObject {
                 s.block_rows < kXregMaxBlockRows / quad_rows * quad_rows)
                 QVERIFY(blocks <= long{kRowMinBlocks} * c.sms);
         }
+        // The 7B's gate/up: 56 rows a block (14 quads a warp); its o layer: 16 (four quads a
+        // warp at two blocks a multiprocessor, where four would leave two).
+        QCOMPARE(xreg_shape(4, 28672, 132, 32).block_rows, 56);
+        QCOMPARE(xreg_shape(4, 4096, 132, 32).block_rows, 16);
+        QCOMPARE(xreg_shape(4, 4096, 132, 32, 0, 4).block_rows, 8);
         QCOMPARE(xreg_shape(14, 4096, 132, 3).slices, 0);
         QCOMPARE(xreg_shape(14, 4096, 132, 1).slices, 0);
     }

@@ -330,8 +330,8 @@ XregShape row_gemv_xreg_shape(const DeviceLinear& w, const LinearContext& ctx) {
     using RowGemv = LinearContext::RowGemv;
     if (ctx.row_gemv == RowGemv::RoundsPerWarp) return {};
     const long fit = ctx.workspace ? splits_fitting(ctx.workspace_bytes, 1, w.n()) : 1;
-    const XregShape xs =
-        xreg_shape(row_rounds(w), w.n(), ctx.sm_count, fit, ctx.row_gemv_rounds_per_split);
+    const XregShape xs = xreg_shape(row_rounds(w), w.n(), ctx.sm_count, fit,
+                                    ctx.row_gemv_rounds_per_split, ctx.row_gemv_blocks_per_sm);
     if (xs.slices == 0 || ctx.row_gemv == RowGemv::XInRegisters) return xs;
     const int quads = xs.block_rows * xs.rounds_per_split / (4 * kWarps);
     return xs.slices < row_gemv_slices(w, ctx).used || quads >= 8 ? xs : XregShape{};

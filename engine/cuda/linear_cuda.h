@@ -207,6 +207,8 @@ struct LinearContext {
     /// Rounds of x per k-slice of the x-in-registers kernel (1, 2 or 4); 0 = xreg_shape's
     /// choice. Benchmarks set it.
     int row_gemv_rounds_per_split = 0;
+    /// Its blocks a multiprocessor in one wave; 0 = xreg_shape's choice. Benchmarks set it.
+    int row_gemv_blocks_per_sm = 0;
 
     /// An empty context (no workspaces): the GEMV paths run, the INT prefill path refuses it.
     LinearContext();

@@ -1399,7 +1399,9 @@ inline Slices slices_of(int total, int splits) {
 // have fewer than R rounds: the others' warps idle). kD quads are loaded ahead of the one in
 // use, the first before pdl_wait(). Dynamic shared memory: xreg_smem_bytes().
 
-/// Quads of rows in flight beside the one in use in mma_gemv_row_xreg_kernel.
+/// Quads of rows in flight beside the one in use in mma_gemv_row_xreg_kernel (at most 128
+/// registers: four blocks a multiprocessor). 7 at two blocks a multiprocessor (213-218
+/// registers) was slower on every 7B and 1.8B layer but one (docs/benchmarks.md).
 constexpr int kXregDepth = 3;
 /// The most rows one of its blocks takes (its partial sums are in shared memory).
 constexpr int kXregMaxBlockRows = 128;
@@ -1428,9 +1430,12 @@ struct XregShape {
 /// The shape for `rounds` rounds of x and n rows on `sm_count` multiprocessors with at most
 /// `max_slices` k-slices (their partial sums must fit the workspace): R the one of 4, 2, 1 that
 /// leaves fewest warps idle (the larger on a tie; `only_r` > 0: that one alone), and rows per
-/// block for about one wave of kRowMinBlocks blocks per multiprocessor. {} (slices 0) where no
-/// R fits max_slices.
-inline XregShape xreg_shape(int rounds, int n, int sm_count, long max_slices, int only_r = 0) {
+/// block for about one wave of `blocks_per_sm` blocks per multiprocessor. 0 chooses: 4
+/// (kRowMinBlocks), or 2 where 4 would leave each warp fewer than 3 quads (H200, bench_linear,
+/// 4096 × 4096: 2 quads a warp 4.95 µs, 4 quads 4.16; the 7B's qkv, 3 quads, is slower with 6).
+/// {} (slices 0) where no R fits max_slices.
+inline XregShape xreg_shape(int rounds, int n, int sm_count, long max_slices, int only_r = 0,
+                            int blocks_per_sm = 0) {
     XregShape s;
     int idle = 1 << 30;
     for (const int r : {4, 2, 1}) {
@@ -1443,11 +1448,15 @@ inline XregShape xreg_shape(int rounds, int n, int sm_count, long max_slices, in
     }
     if (s.slices == 0) return s;
     const int quad_rows = 4 * kWarps / s.rounds_per_split;
-    const long target = std::max(1L, long{kRowMinBlocks} * std::max(sm_count, 1) / s.slices);
-    long rows = (n + target - 1) / target;
-    rows = (rows + quad_rows - 1) / quad_rows * quad_rows;
-    s.block_rows = static_cast<int>(
-        std::clamp<long>(rows, quad_rows, kXregMaxBlockRows / quad_rows * quad_rows));
+    auto rows_for = [&](int per_sm) {
+        const long target = std::max(1L, long{per_sm} * std::max(sm_count, 1) / s.slices);
+        const long rows = (n + target - 1) / target;
+        return static_cast<int>(std::clamp<long>((rows + quad_rows - 1) / quad_rows * quad_rows,
+                                                 quad_rows,
+                                                 kXregMaxBlockRows / quad_rows * quad_rows));
+    };
+    s.block_rows = rows_for(blocks_per_sm > 0 ? blocks_per_sm : kRowMinBlocks);
+    if (blocks_per_sm == 0 && s.block_rows < 3 * quad_rows) s.block_rows = rows_for(2);
     s.row_blocks = (n + s.block_rows - 1) / s.block_rows;
     return s;
 }

@@ -4,9 +4,9 @@
 // tensor-core GEMV "gemv-tc", forced at every m, the SIMT GEMV "gemv", and dequantise + cuBLAS
 // "deq+gemm"; 16-bit weights: cuBLAS and the SIMT GEMV, forced at every shape with the rows per
 // warp the engine would pick; INT4 at one row also each one-row kernel forced: "tc-xreg" with x
-// in registers and its rounds per slice, "tc-xreg4" / "tc-xreg2" with 4 / 2, "tc-rounds" with
-// rounds per warp). Their crossovers are what kGemvMaxM, kF16GemvMaxM and the
-// tensor-core minimum rows are set from.
+// in registers in xreg_shape's shape, "tc-xreg4" / "tc-xreg2" with 4 / 2 rounds a slice,
+// "tc-xreg-b4" / "-b2" with 4 / 2 blocks a multiprocessor, "tc-rounds" with rounds per warp). Their
+// crossovers are what kGemvMaxM, kF16GemvMaxM and the tensor-core minimum rows are set from.
 //
 // Build (from the repository root; not part of the CMake build):
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I engine/include -I engine tools/bench/bench_linear.cu \
@@ -757,16 +757,20 @@ int main(int argc, char** argv) {
             }
             const std::size_t wbytes = copies.front().device_bytes();
             for (int m : ms) {
-                // INT4 at one row, paths 3-6 force a kernel: x in registers with xreg_shape's
-                // rounds per slice, with 4 and with 2; rounds per warp.
+                // INT4 at one row, paths 3-8 force a kernel: x in registers with xreg_shape's
+                // rounds per slice, with 4 and with 2, at xreg_shape's blocks a multiprocessor
+                // and at 4 and 2 with its rounds; rounds per warp.
                 using RowGemv = cuda::LinearContext::RowGemv;
-                const int paths = is_int ? (f == WeightFormat::INT4 && m == 1 ? 7 : 3) : 2;
+                static const char* const kRowNames[] = {"tc-xreg",    "tc-xreg4",   "tc-xreg2",
+                                                        "tc-xreg-b4", "tc-xreg-b2", "tc-rounds"};
+                const int paths = is_int ? (f == WeightFormat::INT4 && m == 1 ? 9 : 3) : 2;
                 for (int p = 0; p < paths; ++p) {
                     const int path = p >= 3 ? 0 : p;
-                    ctx.row_gemv = p < 3   ? RowGemv::Auto
-                                   : p < 6 ? RowGemv::XInRegisters
-                                           : RowGemv::RoundsPerWarp;
+                    ctx.row_gemv = p < 3    ? RowGemv::Auto
+                                   : p != 8 ? RowGemv::XInRegisters
+                                            : RowGemv::RoundsPerWarp;
                     ctx.row_gemv_rounds_per_split = p == 4 ? 4 : p == 5 ? 2 : 0;
+                    ctx.row_gemv_blocks_per_sm = p == 6 ? 4 : p == 7 ? 2 : 0;
                     ctx.gemv_max_m = path < 2 ? (1 << 30) : 0;
                     ctx.f16_gemv_max_m = !is_int && path == 1 ? (1 << 30) : 0;
                     ctx.f16_gemv_any_shape = true;
@@ -779,10 +783,7 @@ int main(int argc, char** argv) {
                                           static_cast<__nv_bfloat16*>(y), m, ctx, stream);
                     const double bytes = double(wbytes) + 2.0 * m * (double(k) + n);
                     const std::string path_name = !is_int     ? (path == 0 ? "cublas" : "gemv")
-                                                  : p == 3    ? "tc-xreg"
-                                                  : p == 4    ? "tc-xreg4"
-                                                  : p == 5    ? "tc-xreg2"
-                                                  : p == 6    ? "tc-rounds"
+                                                  : p >= 3    ? kRowNames[p - 3]
                                                   : path == 0 ? "gemv-tc"
                                                   : path == 1 ? "gemv"
                                                               : "deq+gemm";
