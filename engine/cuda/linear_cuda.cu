@@ -321,11 +321,12 @@ Slices row_gemv_slices(const DeviceLinear& w, const LinearContext& ctx) {
 
 /// mma_gemv_row_xreg_kernel's shape for `w`, or slices 0 where ctx says not to run it, its
 /// partial sums would not fit the workspace, or (Auto) mma_gemv_row_kernel is the faster. On an
-/// H200 that is every layer where the x-in-registers kernel needs as many k-slices and its
-/// warps walk fewer than 8 quads (bench_linear at one row, µs, x in registers / rounds per
-/// warp: 7B gate/up 28672 × 4096 16.1 / 19.6 (14 quads), o 4096 × 4096 5.0 / 6.0 (one slice
-/// against two); 7B qkv 6144 × 4096 6.4 / 6.2, down 4096 × 14336 12.2 / 11.3, 1.8B layers
-/// 2.4-6.3 / 2.1-6.5: docs/benchmarks.md).
+/// H200 that is every layer where the x-in-registers kernel needs as many k-slices or more and
+/// its warps walk fewer than 8 quads (bench_linear at one row, µs, x in registers / rounds per
+/// warp: 7B gate/up 28672 × 4096 16.1 / 19.5 (14 quads), o 4096 × 4096 4.1 / 6.0 (one slice
+/// against two), the output layers 128256 × 4096 66.6 / 81.7 and 120818 × 2048 34.6 / 40.9;
+/// 7B qkv 6144 × 4096 6.4 / 6.1 (3 quads), down 4096 × 14336 12.0 / 11.3 (seven slices against
+/// two), the 1.8B's other layers 2.4-6.3 / 2.1-6.4: docs/benchmarks.md).
 XregShape row_gemv_xreg_shape(const DeviceLinear& w, const LinearContext& ctx) {
     using RowGemv = LinearContext::RowGemv;
     if (ctx.row_gemv == RowGemv::RoundsPerWarp) return {};
