@@ -890,6 +890,13 @@ class TestCudaEngine : public QObject {
     }
     void fusedInputs() {
         QFETCH(QString, model);
+        // Two models of the 7B shapes in INT4 hold ~9 GiB: a smaller device skips that row.
+        std::size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        if (model == "hy-mt-7b" && free_b < (std::size_t{12} << 30))
+            QSKIP(qPrintable(QString("the 7B shapes need 12 GiB of free device memory, %1 MiB "
+                                     "free")
+                                 .arg(free_b >> 20)));
         const ModelDir dir = ModelDir::open(kDemo);
         const std::optional<ModelConfig> shapes = published_shapes(model.toStdString(), dir.config);
         QVERIFY(shapes.has_value());
