@@ -25,8 +25,15 @@ import sys
 
 
 def short_name(name: str) -> str:
+    """The demangled name without namespaces, return type and parameter list."""
     name = re.sub(r"void |mtdesk::|cuda::|detail::|\(anonymous namespace\)::|__nv_", "", name)
-    return re.sub(r"\(.*", "", name)
+    if name.endswith(")"):  # the parameter list: from its matching "(" on
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                return name[:i]
+    return name
 
 
 def read_trace(path: str):
