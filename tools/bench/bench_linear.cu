@@ -56,6 +56,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
@@ -763,12 +764,14 @@ int main(int argc, char** argv) {
                 using RowGemv = cuda::LinearContext::RowGemv;
                 static const char* const kRowNames[] = {"tc-xreg",    "tc-xreg4",   "tc-xreg2",
                                                         "tc-xreg-b4", "tc-xreg-b2", "tc-rounds"};
-                const int paths = is_int ? (f == WeightFormat::INT4 && m == 1 ? 9 : 3) : 2;
+                constexpr int kRowPaths = static_cast<int>(std::size(kRowNames));
+                const int paths =
+                    is_int ? (f == WeightFormat::INT4 && m == 1 ? 3 + kRowPaths : 3) : 2;
                 for (int p = 0; p < paths; ++p) {
                     const int path = p >= 3 ? 0 : p;
-                    ctx.row_gemv = p < 3    ? RowGemv::Auto
-                                   : p != 8 ? RowGemv::XInRegisters
-                                            : RowGemv::RoundsPerWarp;
+                    ctx.row_gemv = p < 3                   ? RowGemv::Auto
+                                   : p < 3 + kRowPaths - 1 ? RowGemv::XInRegisters
+                                                           : RowGemv::RoundsPerWarp;
                     ctx.row_gemv_rounds_per_split = p == 4 ? 4 : p == 5 ? 2 : 0;
                     ctx.row_gemv_blocks_per_sm = p == 6 ? 4 : p == 7 ? 2 : 0;
                     ctx.gemv_max_m = path < 2 ? (1 << 30) : 0;
