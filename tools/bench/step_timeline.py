@@ -77,12 +77,20 @@ def main() -> None:
     use = use[:-1]
     span = statistics.median(s[-1][1] - s[0][0] for s in use) / 1e3
 
+    # latest[s][i]: the latest end among step s's kernels before kernel i (its start for i = 0).
+    latest = []
+    for s in use:
+        ends, running = [], s[0][0]
+        for k in s:
+            ends.append(running)
+            running = max(running, k[1])
+        latest.append(ends)
+
     groups = collections.OrderedDict()
     for i in range(n):
         exposed, duration = [], []
-        for s in use:
-            before = max((k[1] for k in s[:i]), default=s[0][0])
-            exposed.append(max(0, s[i][1] - before) / 1e3)
+        for s, ends in zip(use, latest):
+            exposed.append(max(0, s[i][1] - ends[i]) / 1e3)
             duration.append((s[i][1] - s[i][0]) / 1e3)
         key = (use[0][i][4], use[0][i][2])
         g = groups.setdefault(key, [0, 0.0, 0.0])
