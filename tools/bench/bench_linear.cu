@@ -27,7 +27,8 @@
 //   registers / with rounds per warp (default: the engine's choice per layer).
 //      ./bench_linear --boundaries
 //   chains of 256 dependent kernels that each load and store one value a thread: what a kernel
-//   boundary of a decode step costs, with and without programmatic dependent launch.
+//   boundary of a decode step costs, with and without programmatic dependent launch, and with
+//   the hand-over through arrival counters in memory instead.
 //      ./bench_linear --l2
 //   what L2 keeps of weights asked into it: 4-48 MiB read by a latency-bound streaming kernel
 //   (16-byte loads, as the GEMVs issue them) cold, after a read of the same bytes (warm), and
@@ -440,38 +441,86 @@ __global__ void hop_kernel(const float* __restrict__ x, float* __restrict__ y, i
     if (i < n) y[i] = x[i] + 1.0f;
 }
 
+// The same link handed over through device memory instead of griddepcontrol.wait (as a
+// persistent kernel's grid barrier does): every block of the kernel before counts itself on
+// `prev` after its store (__threadfence, atomicAdd), and this one's thread 0 polls that count
+// with acquire loads until all `blocks` have. Launched with programmatic dependent launch all
+// the same, so that it is resident when the count completes.
+__global__ void hop_counter_kernel(const float* __restrict__ x, float* __restrict__ y, int n,
+                                   const unsigned* prev, unsigned* self, unsigned blocks) {
+    if (prev) {
+        if (threadIdx.x == 0) {
+            unsigned seen = 0;
+            do {
+                asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+                             : "=r"(seen)
+                             : "l"(prev)
+                             : "memory");
+            } while (seen < blocks);
+        }
+        __syncthreads();
+    }
+    cuda::pdl_launch_dependents();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] + 1.0f;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(self, 1u);
+    }
+}
+
 // What a kernel boundary costs in a chain like a decode step's: 256 hop_kernels in one CUDA
 // graph with programmatic dependent launch, for grids of 1 to 528 blocks of 128 threads (a
-// one-row GEMV's grids: 132 SMs × 4 blocks), in µs a kernel.
+// one-row GEMV's grids: 132 SMs × 4 blocks), in µs a kernel; the same without it, and the
+// hand-over through arrival counters in memory (hop_counter_kernel; the counters zeroed at the
+// start of each replay).
 int run_boundaries() {
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     cuda::set_programmatic_launch(prop.major >= 9);
     std::printf("device: %s, %d SMs; chains of 256 dependent kernels\n", prop.name,
                 prop.multiProcessorCount);
-    std::printf("%8s %12s %12s\n", "blocks", "us (PDL)", "us (plain)");
+    std::printf("%8s %12s %12s %14s\n", "blocks", "us (PDL)", "us (plain)", "us (counters)");
     constexpr int kChain = 256, kThreads = 128, kMaxBlocks = 528;
     float *a = nullptr, *b = nullptr;
+    unsigned* counters = nullptr;
     check(cudaMalloc(&a, kMaxBlocks * kThreads * sizeof(float)), "cudaMalloc");
     check(cudaMalloc(&b, kMaxBlocks * kThreads * sizeof(float)), "cudaMalloc");
+    check(cudaMalloc(&counters, kChain * sizeof(unsigned)), "cudaMalloc");
     check(cudaMemset(a, 0, kMaxBlocks * kThreads * sizeof(float)), "cudaMemset");
     cudaStream_t stream;
     check(cudaStreamCreate(&stream), "cudaStreamCreate");
     for (int blocks : {1, 16, 132, 264, 528}) {
-        double us[2];
+        double us[3];
+        const int n = blocks * kThreads;
         for (int pdl = 1; pdl >= 0; --pdl) {
             cuda::set_programmatic_launch(pdl && prop.major >= 9);
-            const int n = blocks * kThreads;
             us[1 - pdl] = 1e6 * time_graph(stream, kChain, [&](cudaStream_t s) {
                               cuda::launch(hop_kernel, dim3(blocks), dim3(kThreads), 0, s, a, b, n);
                               std::swap(a, b);
                           });
         }
-        std::printf("%8d %12.2f %12.2f\n", blocks, us[0], us[1]);
+        cuda::set_programmatic_launch(prop.major >= 9);
+        int link = 0;  // position in the captured chain
+        us[2] = 1e6 * time_graph(stream, kChain, [&](cudaStream_t s) {
+                    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+                    check(cudaStreamIsCapturing(s, &capturing), "cudaStreamIsCapturing");
+                    const int k = capturing == cudaStreamCaptureStatusActive ? link++ : 0;
+                    if (k == 0)
+                        check(cudaMemsetAsync(counters, 0, kChain * sizeof(unsigned), s),
+                              "cudaMemsetAsync");
+                    cuda::launch(hop_counter_kernel, dim3(blocks), dim3(kThreads), 0, s, a, b, n,
+                                 k > 0 ? static_cast<const unsigned*>(counters + k - 1) : nullptr,
+                                 counters + k, static_cast<unsigned>(blocks));
+                    std::swap(a, b);
+                });
+        std::printf("%8d %12.2f %12.2f %14.2f\n", blocks, us[0], us[1], us[2]);
     }
     cudaStreamDestroy(stream);
     cudaFree(a);
     cudaFree(b);
+    cudaFree(counters);
     return 0;
 }
 
