@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QStringList>
 
@@ -24,10 +25,6 @@ constexpr const char* kUsage =
     "  translate --to LANG --server URL [--server URL2] [--api-key KEY] [FILE...]\n"
     "                       the same through OpenAI-compatible servers (vLLM, SGLang, serve)\n"
     "  models inspect [DIR] architecture, parameters, tokenizer, tensors, memory per tier\n"
-    "\n"
-    "Without --model (or DIR), the bundled demo model is used: a small model for software\n"
-    "interface text in 13 languages <-> English. Real translation needs Hunyuan-MT-7B or\n"
-    "HY-MT1.5 (see the README).\n"
     "  languages            the 38 languages and their codes\n"
     "  bench [--model DIR | --synthetic hy-mt-7b] [--tier T] [--batch 1,8,64]\n"
     "                       GPU engine throughput, latency and memory on a model\n"
@@ -35,9 +32,21 @@ constexpr const char* kUsage =
     "                       OpenAI-compatible HTTP API: /v1/chat/completions, /v1/models,\n"
     "                       /v1/translate, /health\n"
     "\n"
+    "Without --model (or DIR), the bundled demo model is used: a small model for software\n"
+    "interface text in 13 languages <-> English. Real translation needs Hunyuan-MT-7B or\n"
+    "HY-MT1.5 (see the README).\n"
+    "\n"
     "Run 'mtdesk <command> --help' for the options of a command.\n";
 
 }  // namespace
+
+QString command_help(const QCommandLineParser& p, const QString& command) {
+    QString text = p.helpText();
+    const QString program = QLatin1String("Usage: ") + QCoreApplication::arguments().value(0);
+    if (text.startsWith(program))
+        text.replace(0, program.size(), QLatin1String("Usage: mtdesk ") + command);
+    return text;
+}
 
 int run_cli(int argc, char** argv) {
     QCoreApplication app(argc, argv);

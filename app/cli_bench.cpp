@@ -136,7 +136,7 @@ int cmd_bench(const QStringList& args) {
         return 2;
     }
     if (p.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(p.helpText()), stdout);
+        std::fputs(qPrintable(command_help(p, QStringLiteral("bench"))), stdout);
         return 0;
     }
     const std::string model_dir = p.isSet(QStringLiteral("model"))
@@ -167,7 +167,9 @@ int cmd_bench(const QStringList& args) {
     if (!device_ok || o.device < 0) throw Error("--device must be cuda, cuda:N or N");
     o.tier = *tier;
     o.kv_cache = *kv_cache;
-    o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong();
+    bool kv_ok = false;
+    o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&kv_ok);
+    if (!kv_ok || o.kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
     o.max_batch = max_batch;
     o.cuda_graphs = !p.isSet(QStringLiteral("no-cuda-graphs"));
     o.programmatic_launch = !p.isSet(QStringLiteral("no-pdl"));
@@ -189,6 +191,19 @@ int cmd_bench(const QStringList& args) {
     if (!json_path.empty() && json_path != "-" && std::filesystem::exists(json_path))
         throw FileError(json_path, "exists; mtdesk bench writes its figures to a new file");
     std::FILE* const text_out = json_path == "-" ? stderr : stdout;
+    // Every option is checked by now; then the device.
+    const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
+#ifdef MTDESK_HAVE_CUDA
+    if (gpus.empty())
+        throw Error(
+            "bench measures the GPU engine, and no CUDA device was found (no NVIDIA "
+            "GPU, or its driver is not loaded)");
+#else
+    throw Error("bench measures the GPU engine; this mtdesk was built without CUDA");
+#endif
+    if (o.device >= static_cast<int>(gpus.size()))
+        throw Error("--device: there are " + std::to_string(gpus.size()) +
+                    " GPUs (cuda:0 .. cuda:" + std::to_string(gpus.size() - 1) + ")");
     const double copy_bw = cuda::copy_bandwidth(o.device);
     const MemoryEstimate estimate =
         estimate_memory(config, *tier, static_cast<std::size_t>(o.kv_tokens), max_batch, *kv_cache,

@@ -185,7 +185,7 @@ int cmd_models(const QStringList& args) {
         return 2;
     }
     if (p.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(p.helpText()), stdout);
+        std::fputs(qPrintable(command_help(p, QStringLiteral("models"))), stdout);
         return 0;
     }
     const QStringList pos = p.positionalArguments();
@@ -210,9 +210,17 @@ int cmd_models(const QStringList& args) {
                    context, batch, *kv);
 }
 
-int cmd_languages(const QStringList&) {
+int cmd_languages(const QStringList& args) {
+    if (args.size() > 1) {
+        const bool help = args[1] == QLatin1String("--help") || args[1] == QLatin1String("-h");
+        std::fputs(
+            "Usage: mtdesk languages\n"
+            "The 38 languages: code, English, Chinese and native name.\n",
+            help ? stdout : stderr);
+        return help ? 0 : 2;
+    }
     for (const Language& l : languages())
-        fmt::print("{:<8} {:<20} {:<8} {}\n", l.code, l.english_name, l.chinese_name,
+        fmt::print("{:<8} {:<20} {:<10} {}\n", l.code, l.english_name, l.chinese_name,
                    l.native_name);
     return 0;
 }

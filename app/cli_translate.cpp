@@ -7,12 +7,14 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -26,6 +28,7 @@
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
+#include "mtdesk/translate/detect.h"
 #include "mtdesk/translate/glossary.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translation_engine.h"
@@ -46,12 +49,18 @@ const Language* language_option(const QCommandLineParser& p, const QString& name
     return l;
 }
 
-// Reads all of stdin; text only (a NUL byte means binary data piped in by mistake).
+// Reads all of stdin, decoded as a .txt file is (a byte-order mark, UTF-8, or the encoding
+// uchardet finds); the translation goes out as UTF-8, so a conversion is said on stderr.
 std::string read_stdin() {
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    if (text.find('\0') != std::string::npos)
-        throw FileError("stdin", "looks like binary data (it contains NUL bytes), not text");
-    return text;
+    const std::string bytes{std::istreambuf_iterator<char>(std::cin),
+                            std::istreambuf_iterator<char>()};
+    const documents::DecodedText decoded = documents::decode_text(
+        QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size())),
+        QStringLiteral("stdin"));
+    if (decoded.encoding != "UTF-8")
+        std::fprintf(stderr, "mtdesk: stdin: read as %s; the translation is written as UTF-8\n",
+                     decoded.encoding.c_str());
+    return decoded.text;
 }
 
 std::string model_option(const QCommandLineParser& p) {
@@ -107,18 +116,31 @@ void report_placeholders(const QString& file,
                  qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
 }
 
-/// A warning when the model says which pairs it was trained for (a `training_summary.json` with
-/// "langs": English <-> each, as the bundled demo model has) and the request is outside them.
-void warn_untrained_pair(const std::string& model_dir, const Language* from, const Language& to) {
+/// The languages a model was trained to translate to and from English, when it says so (a
+/// `training_summary.json` with "langs", as the bundled demo model has); empty otherwise.
+std::vector<std::string> trained_languages(const std::string& model_dir) {
     std::ifstream in(std::filesystem::path(model_dir) / "training_summary.json");
-    if (!in) return;
-    std::vector<std::string> langs;
+    if (!in) return {};
     try {
         const nlohmann::json j = nlohmann::json::parse(in);
-        if (!j.contains("langs")) return;
-        langs = j.at("langs").get<std::vector<std::string>>();
+        if (!j.contains("langs")) return {};
+        return j.at("langs").get<std::vector<std::string>>();
     } catch (const std::exception&) {
-        return;  // not a file this check understands
+        return {};  // not a file this check understands
+    }
+}
+
+/// A warning when the model was trained for English <-> `langs` only and the pair is outside
+/// that. `from` is the given source language, or else the one detected in `text` (nullptr when
+/// none was given or found: then only the target is checked). `where` names the input, if
+/// the warning is about one.
+void warn_untrained_pair(const std::vector<std::string>& langs, const Language* from,
+                         const Language& to, std::string_view text, const std::string& where) {
+    if (langs.empty()) return;
+    bool detected = false;
+    if (!from && !text.empty()) {
+        from = detect_language(text).language;
+        detected = from != nullptr;
     }
     auto known = [&](std::string_view code) {
         return std::find(langs.begin(), langs.end(), code) != langs.end();
@@ -130,10 +152,12 @@ void warn_untrained_pair(const std::string& model_dir, const Language* from, con
     std::string list;
     for (const std::string& l : langs)
         list += (list.empty() ? "" : ", ") + l;
+    const std::string source =
+        from ? std::string(from->code) + (detected ? " (detected)" : "") : "(undetected)";
     std::fprintf(stderr,
-                 "mtdesk: warning: this model was trained for English <-> %s only; %s -> %s is "
+                 "mtdesk: warning: %sthis model was trained for English <-> %s only; %s -> %s is "
                  "outside that, expect a poor translation\n",
-                 list.c_str(), from ? std::string(from->code).c_str() : "(detected)",
+                 where.empty() ? "" : (where + ": ").c_str(), list.c_str(), source.c_str(),
                  std::string(to.code).c_str());
 }
 
@@ -220,7 +244,7 @@ int cmd_translate(const QStringList& args) {
         return 2;
     }
     if (p.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(p.helpText()), stdout);
+        std::fputs(qPrintable(command_help(p, QStringLiteral("translate"))), stdout);
         return 0;
     }
     if (!p.isSet(QStringLiteral("to"))) {
@@ -255,7 +279,10 @@ int cmd_translate(const QStringList& args) {
         else
             throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
     }
-    if (!remote) warn_untrained_pair(model_dir, request.source, *request.target);
+    // Checked once the source text is read (its language detected when --from is not given).
+    const std::vector<std::string> trained =
+        remote ? std::vector<std::string>{} : trained_languages(model_dir);
+    if (request.source) warn_untrained_pair(trained, request.source, *request.target, {}, {});
     std::unique_ptr<TranslationEngine> gpu =
         remote ? nullptr : open_gpu_engine(p, model_dir, style ? "--prompt-style" : nullptr);
     std::unique_ptr<Translator> cpu;
@@ -282,29 +309,43 @@ int cmd_translate(const QStringList& args) {
     options.sampling =
         translator ? translator->recommended_sampling() : SamplingParams::hunyuan_mt();
     if (p.isSet(QStringLiteral("greedy"))) options.sampling = SamplingParams::greedy_decoding();
-    auto number = [&](const char* name, auto& field) {
+    // Whole numbers must be whole and in range ("1e10" is not a token count); the others
+    // finite (a temperature of inf or nan would reach the sampler).
+    auto real = [&](const char* name, float& field) {
         const QString key = QString::fromLatin1(name);
         if (!p.isSet(key)) return;
         bool ok = false;
         const double v = p.value(key).toDouble(&ok);
-        if (!ok) throw Error(std::string("--") + name + " needs a number");
+        if (!ok || !std::isfinite(v) || std::abs(v) > 1e30)
+            throw Error(std::string("--") + name + " needs a finite number, got '" +
+                        p.value(key).toStdString() + "'");
+        field = static_cast<float>(v);
+    };
+    auto whole = [&](const char* name, auto& field, long long lo, long long hi) {
+        const QString key = QString::fromLatin1(name);
+        if (!p.isSet(key)) return;
+        bool ok = false;
+        const long long v = p.value(key).toLongLong(&ok);
+        if (!ok || v < lo || v > hi)
+            throw Error(std::string("--") + name + " needs a whole number from " +
+                        std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
+                        p.value(key).toStdString() + "'");
         field = static_cast<std::remove_reference_t<decltype(field)>>(v);
     };
-    number("temperature", options.sampling.temperature);
-    number("top-k", options.sampling.top_k);
-    number("top-p", options.sampling.top_p);
-    number("repetition-penalty", options.sampling.repetition_penalty);
-    number("seed", options.sampling.seed);
-    number("max-tokens", options.max_new_tokens);
+    constexpr long long kIntMax = std::numeric_limits<int>::max();
+    real("temperature", options.sampling.temperature);
+    whole("top-k", options.sampling.top_k, 0, kIntMax);
+    real("top-p", options.sampling.top_p);
+    real("repetition-penalty", options.sampling.repetition_penalty);
+    whole("seed", options.sampling.seed, 0, std::numeric_limits<long long>::max());
+    whole("max-tokens", options.max_new_tokens, 1, kIntMax);
     // Checked here so the messages name the options the user typed.
     SamplingParams& sp = options.sampling;
     if (p.isSet(QStringLiteral("temperature")) && sp.temperature == 0.0f)
         sp.greedy = true;  // temperature 0 means "no randomness", as in llama.cpp
     if (sp.temperature < 0) throw Error("--temperature must be >= 0 (0 = greedy)");
-    if (sp.top_k < 0) throw Error("--top-k must be >= 0 (0 = off)");
     if (!(sp.top_p > 0 && sp.top_p <= 1)) throw Error("--top-p must be in (0, 1] (1 = off)");
     if (!(sp.repetition_penalty > 0)) throw Error("--repetition-penalty must be > 0 (1 = off)");
-    if (options.max_new_tokens < 1) throw Error("--max-tokens must be at least 1");
     options.casing_guard = !p.isSet(QStringLiteral("no-casing-guard"));
     if (remote) return translate_through_servers(p, request, glossary, options, style);
 
@@ -312,6 +353,7 @@ int cmd_translate(const QStringList& args) {
     if (files.isEmpty() && gpu) {
         // Every line at once: the GPU engine batches them; printed in input order.
         const std::string text = read_stdin();
+        if (!request.source) warn_untrained_pair(trained, nullptr, *request.target, text, "stdin");
         const std::vector<TextLine> lines = split_lines(text);
         std::vector<std::shared_future<JobOutcome>> outcomes(lines.size());
         std::vector<std::vector<GlossaryEntry>> entries(lines.size());
@@ -346,6 +388,8 @@ int cmd_translate(const QStringList& args) {
     }
     if (files.isEmpty()) {
         request.text = read_stdin();
+        if (!request.source)
+            warn_untrained_pair(trained, nullptr, *request.target, request.text, "stdin");
         request.glossary = glossary.matching_entries(request.text, source_lang, target_lang);
         cpu->translate_lines(
             request, options,
@@ -372,6 +416,12 @@ int cmd_translate(const QStringList& args) {
             const documents::DocumentFormat* format = nullptr;
             documents::Document doc = documents::read_document(file, &format);
             doc.target_language = target_lang;
+            if (!trained.empty() && !request.source) {
+                std::string sample;  // enough of the document for detection
+                for (std::size_t i = 0; i < doc.segments.size() && sample.size() < 16384; ++i)
+                    sample += doc.segments[i] + "\n";
+                warn_untrained_pair(trained, nullptr, *request.target, sample, file.toStdString());
+            }
             bar.start(file.toStdString(), doc.segments.size());
             auto progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
             std::vector<std::pair<std::size_t, std::vector<GlossaryEntry>>> missing;

@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -26,8 +27,10 @@ struct Run {
     QByteArray out, err;
 };
 
-Run run(const QStringList& args, const QByteArray& input = {}) {
+Run run(const QStringList& args, const QByteArray& input = {},
+        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(kBinary, args);
     p.write(input);
     p.closeWriteChannel();
@@ -65,10 +68,47 @@ class TestCli : public QObject {
     }
 
     void languages() {
-        const Run r = run({"languages"});
+        Run r = run({"languages"});
         QCOMPARE(r.code, 0);
         QCOMPARE(r.out.count('\n'), 38);
         QVERIFY(r.out.contains("bo ") && r.out.contains("Tibetan") && r.out.contains("藏语"));
+        // The native names start in one column: the Chinese names (two columns a character)
+        // fit their field.
+        const QStringList lines = QString::fromUtf8(r.out).split('\n', Qt::SkipEmptyParts);
+        const QString zh = lines.filter(QRegularExpression(QStringLiteral("^zh "))).value(0);
+        const QString gu = lines.filter(QRegularExpression(QStringLiteral("^gu "))).value(0);
+        QVERIFY(zh.endsWith(QStringLiteral("中文")) && gu.endsWith(QStringLiteral("ગુજરાતી")));
+        auto native_column = [](const QString& line, const QString& native) {
+            const qsizetype at = line.size() - native.size();
+            qsizetype columns = at;
+            for (qsizetype i = 0; i < at; ++i)  // a CJK character takes two columns
+                columns += line[i].unicode() >= 0x4e00 && line[i].unicode() <= 0x9fff;
+            return columns;
+        };
+        QCOMPARE(native_column(gu, QStringLiteral("ગુજરાતી")),
+                 native_column(zh, QStringLiteral("中文")));
+        r = run({"languages", "extra"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("Usage: mtdesk languages"), r.err.constData());
+    }
+
+    // Each command's help names it, and help needs no display, the window's included.
+    void help() {
+        for (const char* command : {"translate", "models", "bench", "serve"}) {
+            const Run r = run({command, "--help"});
+            QCOMPARE(r.code, 0);
+            QVERIFY2(r.out.startsWith("Usage: mtdesk " + QByteArray(command) + " [options]"),
+                     r.out.constData());
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            env.remove(QString::fromLatin1(var));
+        Run r = run({"gui", "--help"}, {}, env);
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("--model") && r.out.contains("--screenshots"), r.out.constData());
+        r = run({"gui"}, {}, env);  // the window itself does need one
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("no display"), r.err.constData());
     }
 
     void inspectJson() {
@@ -159,6 +199,11 @@ class TestCli : public QObject {
         r = run({"translate", "--to", "th", "--device", "cpu", "--max-tokens", "4"}, "Open\n");
         QCOMPARE(r.code, 0);
         QVERIFY(r.err.contains("trained for English <-> zh"));  // the demo model's pairs
+        // Without --from the pair is checked with the language detected in the text.
+        r = run({"translate", "--to", "ja", "--device", "cpu", "--max-tokens", "4"},
+                QStringLiteral("打开文件。保存更改。\n").toUtf8());
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("zh (detected) -> ja is outside"), r.err.constData());
         r = run({"translate", "--to", "zh", "--device", "cpu"}, "Open the file\n");
         QVERIFY(r.err.isEmpty());
         QCOMPARE(QString::fromUtf8(r.out), QStringLiteral("打开文件\n"));
@@ -240,6 +285,49 @@ class TestCli : public QObject {
         r = run({"translate", "--model", kModel, "--to", "de"}, QByteArray("a\0b\n", 4));
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("stdin") && r.err.contains("binary"), r.err.constData());
+        // Numbers out of range or not numbers at all are refused with the option's range, not
+        // cast into something else.
+        const std::pair<const char*, const char*> bad[] = {{"--max-tokens", "1e10"},
+                                                           {"--max-tokens", "99999999999"},
+                                                           {"--top-k", "1e12"},
+                                                           {"--top-k", "2.5"},
+                                                           {"--temperature", "nan"},
+                                                           {"--temperature", "inf"},
+                                                           {"--repetition-penalty", "inf"},
+                                                           {"--top-p", "-inf"},
+                                                           {"--seed", "-1"}};
+        for (const auto& [option, value] : bad) {
+            r = run({"translate", "--model", kModel, "--to", "de", option, value}, input);
+            QCOMPARE(r.code, 1);
+            QVERIFY2(r.err.contains(option) && r.err.contains(value), r.err.constData());
+        }
+        r = run({"translate", "--model", kModel, "--to", "de", "--max-tokens", "1e10"}, input);
+        QVERIFY2(r.err.contains("from 1 to 2147483647"), r.err.constData());
+    }
+
+    // stdin in another encoding is decoded as a .txt file is, not passed on as broken UTF-8:
+    // the same translation as the UTF-8 text, and a note of the conversion.
+    void stdinEncodings() {
+        const QString text = QStringLiteral(
+            "Impossible d'accéder au répertoire sélectionné. Vérifiez les paramètres.\n");
+        const QStringList args = {"translate", "--model",  kModel,         "--to",
+                                  "de",        "--greedy", "--max-tokens", "8"};
+        const Run utf8 = run(args, text.toUtf8());
+        QCOMPARE(utf8.code, 0);
+        QVERIFY(utf8.err.isEmpty());
+        const Run latin1 = run(args, text.toLatin1());
+        QCOMPARE(latin1.code, 0);
+        QCOMPARE(latin1.out, utf8.out);
+        QVERIFY2(latin1.err.contains("stdin: read as") && latin1.err.contains("UTF-8"),
+                 latin1.err.constData());
+        QByteArray utf16("\xFF\xFE");
+        for (const QChar c : text) {
+            utf16 += static_cast<char>(c.unicode() & 0xff);
+            utf16 += static_cast<char>(c.unicode() >> 8);
+        }
+        const Run bom = run(args, utf16);
+        QCOMPARE(bom.code, 0);
+        QCOMPARE(bom.out, utf8.out);
     }
 
     // A model whose tokenizer lacks the chat template's tokens is refused with a clear message.
@@ -279,6 +367,13 @@ class TestCli : public QObject {
         r = run({"bench", "--model", kModel, "--skip", "qkv,mlp"});
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("\"mlp\""), r.err.constData());
+        if (cuda::devices().empty()) {  // without a GPU, bench says so in words
+            r = run({"bench", "--model", kModel});
+            QCOMPARE(r.code, 1);
+            QVERIFY2(
+                r.err.contains("bench measures the GPU engine") && !r.err.contains("cudaSetDevice"),
+                r.err.constData());
+        }
     }
 };
 

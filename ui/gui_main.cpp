@@ -11,12 +11,14 @@
 #include <QTemporaryDir>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 #include "document_queue.h"
 #include "i18n.h"
@@ -244,6 +246,14 @@ void init_resources() {
 }
 
 int run_gui(int argc, char** argv) {
+    // --help and --version need no window: without a display they go through the offscreen
+    // platform, which prints them as with one.
+    const bool info_only = std::any_of(argv + 1, argv + argc, [](const char* a) {
+        const std::string_view s(a);
+        return s == "--help" || s == "-h" || s == "--help-all" || s == "--version" || s == "-v";
+    });
+    if (info_only && !display_available() && !env_set("QT_QPA_PLATFORM"))
+        setenv("QT_QPA_PLATFORM", "offscreen", 1);
     if (!display_available() && !env_set("QT_QPA_PLATFORM")) {
         std::fputs(
             "mtdesk: no display ($DISPLAY and $WAYLAND_DISPLAY are unset), so no window; "
@@ -263,6 +273,7 @@ int run_gui(int argc, char** argv) {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Opens the mtdesk window."));
     parser.addHelpOption();
+    parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("gui"), QStringLiteral("(the command itself)"));
     const QCommandLineOption model({QStringLiteral("m"), QStringLiteral("model")},
                                    QStringLiteral("Model directory for this session."),

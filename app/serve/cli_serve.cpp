@@ -158,7 +158,7 @@ int cmd_serve(const QStringList& args) {
         return 2;
     }
     if (p.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(p.helpText()), stdout);
+        std::fputs(qPrintable(command_help(p, QStringLiteral("serve"))), stdout);
         return 0;
     }
     if (!p.positionalArguments().isEmpty()) {
