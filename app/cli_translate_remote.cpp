@@ -192,8 +192,13 @@ int translate_through_servers(const QCommandLineParser& p, const PromptRequest& 
         const auto model = remote::first_model(checks);
         if (!model) {
             std::string why;
-            for (const remote::ServerCheck& c : checks)
-                why += (why.empty() ? "" : "; ") + c.url + ": " + c.error;
+            bool answered = false;  // a server that answers with no model: --remote-model helps
+            for (const remote::ServerCheck& c : checks) {
+                answered = answered || c.error.empty();
+                why += (why.empty() ? "" : "; ") + c.url + ": " +
+                       (c.error.empty() ? "lists no model" : c.error);
+            }
+            if (!answered) throw Error("no server answered (" + why + ")");
             throw Error("no server lists a model (" + why + "); name it with --remote-model");
         }
         o.model = *model;

@@ -372,6 +372,18 @@ class TestRemoteServe : public QObject {
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(err.contains(QString::fromStdString(one) + ": cannot connect"), qPrintable(err));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("a.de.txt"))));
+        // Without --remote-model: the servers are asked for their models, and the message
+        // says none answered rather than that a model name would help.
+        p.start(kBinary,
+                {"translate", "--to", "de", "--from", "en", "--server", QString::fromStdString(one),
+                 "--server", QString::fromStdString(two), path});
+        QVERIFY(p.waitForFinished(kTimeout));
+        QCOMPARE(p.exitCode(), 1);
+        const QString err2 = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err2.contains(QStringLiteral("no server answered")) &&
+                     err2.contains(QString::fromStdString(two) + ": cannot connect") &&
+                     !err2.contains(QStringLiteral("--remote-model")),
+                 qPrintable(err2));
     }
 
     // (d) A wrong API key: refused with the server's own message; the right one works.
