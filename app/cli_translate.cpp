@@ -450,8 +450,9 @@ int cmd_translate(const QStringList& args) {
             const QString target = translated_output_path(
                 file, target_code, QString::fromStdString(format->output_extension()));
             write_new_file_atomically(target, out);
-            std::fprintf(stderr, "%s -> %s (%zu segments, %s)\n", qPrintable(file),
+            std::fprintf(stderr, "%s -> %s (%zu segment%s, %s)\n", qPrintable(file),
                          qPrintable(target), doc.segments.size(),
+                         doc.segments.size() == 1 ? "" : "s",
                          format_duration(bar.elapsed()).c_str());
             report_placeholders(file, documents::check_placeholders(doc, translations));
         } catch (const FileError& e) {

@@ -120,8 +120,9 @@ int translate_files(std::shared_ptr<TranslationEngine> engine, const QStringList
     int failures = 0;
     for (const DocumentJob& row : queue.jobs()) {
         if (row.state == JobState::Done) {
-            std::fprintf(stderr, "%s -> %s (%d segments, %s)\n", qPrintable(row.source_path),
+            std::fprintf(stderr, "%s -> %s (%d segment%s, %s)\n", qPrintable(row.source_path),
                          qPrintable(row.output_path), row.segments_total,
+                         row.segments_total == 1 ? "" : "s",
                          format_duration(static_cast<double>(row.elapsed_ms) / 1000.0).c_str());
         } else {
             std::fprintf(stderr, "mtdesk: %s\n", qPrintable(row.error));

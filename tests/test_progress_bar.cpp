@@ -121,7 +121,7 @@ class TestProgressBar : public QObject {
         QVERIFY2(r.err.contains(dir.filePath("a.txt").toUtf8() + " -> " +
                                 dir.filePath("a.zh.txt").toUtf8() + " (2 segments, 0:0"),
                  r.err.constData());
-        QVERIFY(r.err.contains(dir.filePath("b.zh.txt").toUtf8() + " (1 segments, 0:0"));
+        QVERIFY(r.err.contains(dir.filePath("b.zh.txt").toUtf8() + " (1 segment, 0:0"));
         QCOMPARE(r.err.count('\n'), 2);
     }
 
