@@ -18,9 +18,11 @@ QString translated_output_path(const QString& source_path, const QString& target
     const QString stem = base.isEmpty() ? info.fileName() : base;
     const QString ext = !extension.isEmpty() ? QStringLiteral(".") + extension
                                              : (base.isEmpty() ? QString() : suffix);
-    QString candidate = QStringLiteral("%1/%2.%3%4").arg(dir, stem, target_code, ext);
+    // Concatenated, not QString::arg(): a "%1" in a file or folder name is text, not a marker.
+    const QString prefix = dir + QLatin1Char('/') + stem + QLatin1Char('.') + target_code;
+    QString candidate = prefix + ext;
     for (int n = 2; QFileInfo::exists(candidate); ++n)
-        candidate = QStringLiteral("%1/%2.%3 (%4)%5").arg(dir, stem, target_code).arg(n).arg(ext);
+        candidate = prefix + QStringLiteral(" (") + QString::number(n) + QLatin1Char(')') + ext;
     return candidate;
 }
 

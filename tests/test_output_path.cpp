@@ -1,5 +1,6 @@
 // Output files: next to the source, a new name, never over an existing file, written whole.
 
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
@@ -34,6 +35,23 @@ class TestOutputPath : public QObject {
                  dir.filePath("a.b.zh-Hant.srt"));
         QCOMPARE(translated_output_path(dir.filePath(".profile"), "fr"),
                  dir.filePath(".profile.fr"));
+    }
+
+    // "%1" and the like in a file or folder name are text, never QString::arg() markers.
+    void percentInNames() {
+        QTemporaryDir parent;
+        QVERIFY(QDir(parent.path()).mkdir("100%2 %1"));
+        const QString dir = parent.filePath("100%2 %1");
+        const QString src = dir + "/50%1 off.txt";
+        touch(src);
+        QCOMPARE(translated_output_path(src, "zh"), dir + "/50%1 off.zh.txt");
+        touch(dir + "/50%1 off.zh.txt");
+        QCOMPARE(translated_output_path(src, "zh"), dir + "/50%1 off.zh (2).txt");
+        touch(dir + "/50%1 off.zh (2).txt");
+        QCOMPARE(translated_output_path(src, "zh"), dir + "/50%1 off.zh (3).txt");
+        const QString pdf = dir + "/%4%5.pdf";
+        touch(dir + "/%4%5.de.txt");
+        QCOMPARE(translated_output_path(pdf, "de", "txt"), dir + "/%4%5.de (2).txt");
     }
 
     void neverOverwrites() {
