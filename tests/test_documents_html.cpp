@@ -6,6 +6,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QXmlStreamReader>
 
 #include "document_test_helpers.h"
 #include "documents/document.h"
@@ -319,6 +320,62 @@ class TestDocumentsHtml : public QObject {
         // The output reads back as the same text.
         const Document again = html_format().read(out, kPath);
         QCOMPARE(again.segments, doc.segments);
+    }
+
+    // XHTML: the XML declaration at the start names the output's encoding, UTF-8, as the meta
+    // does, so that XML parsers read it right; in the source's quotes.
+    void xmlDeclaration_data() {
+        QTest::addColumn<QByteArray>("declaration");
+        QTest::addColumn<QByteArray>("expected");
+        QTest::newRow("double quotes")
+            << QByteArray("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>")
+            << QByteArray("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+        QTest::newRow("single quotes")
+            << QByteArray("<?xml version='1.0' encoding = 'windows-1252' standalone='no'?>")
+            << QByteArray("<?xml version='1.0' encoding = 'UTF-8' standalone='no'?>");
+        QTest::newRow("no encoding")
+            << QByteArray("<?xml version=\"1.0\"?>") << QByteArray("<?xml version=\"1.0\"?>");
+    }
+    void xmlDeclaration() {
+        QFETCH(QByteArray, declaration);
+        QFETCH(QByteArray, expected);
+        const QByteArray rest =
+            "\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head>"
+            "<meta charset=\"windows-1252\"/><title>Caf\xE9</title></head>"
+            "<body><p>Cr\xE8me</p></body></html>\n";
+        const Document doc = html_format().read(declaration + rest, kPath);
+        QCOMPARE(doc.segments, (std::vector<std::string>{"Café", "Crème"}));
+        const QByteArray out = html_format().write(doc, doc.segments);
+        QVERIFY2(out.startsWith(expected + "\n<html"), out.constData());
+        QVERIFY(out.contains("<meta charset=\"UTF-8\"/><title>Café</title>"));
+        // An XML parser reads the output as it is meant.
+        QXmlStreamReader xml(out);
+        QString title;
+        while (!xml.atEnd()) {
+            xml.readNext();
+            if (xml.isStartElement() && xml.name() == QStringLiteral("title"))
+                title = xml.readElementText();
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QCOMPARE(title, QStringLiteral("Café"));
+    }
+
+    void xmlDeclarationOnlyAtTheStart() {
+        const QByteArray pi = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>";
+        const Document doc = html_format().read(
+            "<html><head><meta charset=\"windows-1252\"></head><body><p>Caf\xE9</p>" + pi +
+                "</body></html>",
+            kPath);
+        const QByteArray out = html_format().write(doc, doc.segments);
+        QVERIFY2(out.contains("<p>Café</p>" + pi + "</body>"), out.constData());
+    }
+
+    void xmlDeclarationOfUtf8KeptAsItIs() {
+        const QByteArray html =
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<html><head><meta charset=\"utf-8\"/>"
+            "</head><body><p>Café</p></body></html>";
+        const Document doc = html_format().read(html, kPath);
+        QCOMPARE(html_format().write(doc, doc.segments), html);
     }
 
     void utf16WithBom() {

@@ -18,13 +18,15 @@
 //
 // Attributes translated: title, alt, placeholder, aria-label, the value of <input> buttons and
 // the content of <meta name="description">. The output is UTF-8; a <meta> charset naming another
-// encoding is rewritten (or one is added when the source had none), and <html lang> becomes the
-// target language. A segment whose translation is the source text is written exactly as it was
-// (entities and line breaks included), so write(read(x), segments) == x for UTF-8 files.
+// encoding is rewritten (or one is added when the source had none), so is the encoding an XML
+// declaration at the very start names (XHTML), and <html lang> becomes the target language. A
+// segment whose translation is the source text is written exactly as it was (entities and line
+// breaks included), so write(read(x), segments) == x for UTF-8 files.
 
 #include <QStringDecoder>
 
 #include <algorithm>
+#include <regex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -443,6 +445,9 @@ class Reader {
                 pos = literal_until(pos, "-->", "a comment");
             } else if (starts_with_ci(t, pos, "<![cdata[")) {
                 pos = literal_until(pos, "]]>", "a CDATA section");
+            } else if (pos == 0 && charset_changed && t.starts_with("<?xml") && t.size() > 5 &&
+                       is_space(t[5])) {
+                pos = xml_declaration();
             } else if (t.compare(pos, 2, "<!") == 0 || t.compare(pos, 2, "<?") == 0) {
                 pos = literal_until(pos, ">", "a declaration");
             } else if (tag_starts_at(t, pos)) {
@@ -475,6 +480,23 @@ class Reader {
             add_meta = false;
         }
         return close + end.size();
+    }
+
+    // The XML declaration at the start of an XHTML file whose encoding changes: the encoding
+    // it declares becomes UTF-8 (in the same quotes), as the output is. Returns the position
+    // after it.
+    std::size_t xml_declaration() {
+        static const std::regex encoding(R"(\sencoding\s*=\s*("[^"]*"|'[^']*'))");
+        const std::size_t close = text_.find('>');
+        if (close == std::string_view::npos) fail_at(path_, 1, "a declaration never ends (no '>')");
+        std::string declaration(text_.substr(0, close + 1));
+        std::smatch m;
+        if (std::regex_search(declaration, m, encoding))
+            declaration.replace(static_cast<std::size_t>(m.position(1)),
+                                static_cast<std::size_t>(m.length(1)),
+                                quoted_like(m.str(1), "UTF-8"));
+        emit_literal(declaration);
+        return close + 1;
     }
 
     void add_text(std::size_t b, std::size_t e) {
