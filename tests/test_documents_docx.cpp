@@ -461,6 +461,13 @@ class TestDocumentsDocx : public QObject {
         m[0].data =
             "<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"/>";
         QTest::newRow("no main part") << make_zip(m) << "no main document part";
+        // A valid zip with the content types only: the main part they name is missing.
+        m = sample_members();
+        m.resize(1);
+        QTest::newRow("content types only") << make_zip(m) << "no word/document.xml";
+        m = sample_members();
+        m.erase(m.begin() + 2);
+        QTest::newRow("no document.xml") << make_zip(m) << "no word/document.xml";
         m = sample_members();
         m[2].data = std::string(kDecl) + "<w:document " + kW + ">\n<w:body>\n<w:p></w:body>";
         QTest::newRow("bad xml") << make_zip(m) << "word/document.xml line 4: not well-formed XML";
@@ -475,6 +482,22 @@ class TestDocumentsDocx : public QObject {
         const QString path = dir.filePath("broken.docx");
         QVERIFY(test::write_bytes(path, bytes));
         test::verify_read_fails(path, problem);
+    }
+
+    // A zip that is no Word document fails, named, with nothing written (not "0 segments").
+    void cliFailsWithoutTheMainPart() {
+        if (!QFile::exists(test::mtdesk_binary())) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        const QString src = dir.filePath("empty.docx");
+        std::vector<Member> m = sample_members();
+        m.resize(1);  // [Content_Types].xml
+        QVERIFY(test::write_bytes(src, make_zip(m)));
+        const test::CliRun r =
+            test::run_mtdesk({"translate", "--model", MTDESK_DEMO_MODEL_DIR, "--to", "de", src});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(src.toUtf8() + ": is not a Word document (no word/document.xml)"),
+                 r.err.constData());
+        QVERIFY(!QFile::exists(dir.filePath("empty.de.docx")));
     }
 
     void cli() {

@@ -540,16 +540,19 @@ class DocxFormat : public DocumentFormat {
         if (!types_xml.load_buffer(types->data.data(), types->data.size()))
             throw FileError(file, "[Content_Types].xml is not well-formed XML");
         std::vector<std::string> part_names;
-        bool main = false;
+        std::string main;  // the main document part, "word/document.xml"
         for (const pugi::xml_node o : types_xml.document_element().children("Override")) {
             const std::string type = o.attribute("ContentType").value();
             std::string name = o.attribute("PartName").value();
             if (!text_part(type)) continue;
-            main = main || type.ends_with("main+xml");
             if (name.starts_with('/')) name.erase(0, 1);
+            if (main.empty() && type.ends_with("main+xml")) main = name;
             part_names.push_back(name);
         }
-        if (!main) throw FileError(file, "is not a Word document (it has no main document part)");
+        if (main.empty())
+            throw FileError(file, "is not a Word document (it has no main document part)");
+        // [Content_Types].xml alone is not a document: the main part must be there too.
+        if (!find(main)) throw FileError(file, "is not a Word document (no " + main + ")");
 
         Document doc;
         for (std::size_t i = 0; i < state->entries.size(); ++i) {
