@@ -275,6 +275,46 @@ class TestDocuments : public QObject {
         }
     }
 
+    // Minutes and seconds go up to 59, milliseconds up to 999; the error names the file and
+    // the line of the timing.
+    void srtTimingOutOfRange_data() {
+        QTest::addColumn<QByteArray>("srt");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("seconds 99") << QByteArray("1\n00:00:99,000 --> 00:00:02,000\nHello\n")
+                                    << "line 2: malformed cue timing '00:00:99,000 --> "
+                                       "00:00:02,000': minutes and seconds go up to 59";
+        QTest::newRow("end minutes 60")
+            << QByteArray(
+                   "1\n00:00:01,000 --> 00:00:02,000\nOne\n\n2\n00:00:03,000 --> 00:60:00,000\n"
+                   "Two\n")
+            << "line 6: malformed cue timing";
+        QTest::newRow("start minutes 75")
+            << QByteArray("1\n00:75:00,000 --> 01:16:00,000\nHello\n") << "line 2: malformed";
+        QTest::newRow("milliseconds 1000")
+            << QByteArray("1\n00:00:01,1000 --> 00:00:02,000\nHello\n")
+            << "line 2: malformed cue timing";
+    }
+    void srtTimingOutOfRange() {
+        QFETCH(QByteArray, srt);
+        QFETCH(QString, problem);
+        try {
+            (void)srt_format().read(srt, "movie.srt");
+            QFAIL("no error");
+        } catch (const FileError& e) {
+            QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("movie.srt"));
+            QVERIFY2(QString::fromUtf8(e.what()).contains(problem), e.what());
+        }
+    }
+
+    // Times at the top of their ranges, and an end before the start (real files have that),
+    // are read.
+    void srtTimingEdges() {
+        const QByteArray srt =
+            "1\n00:59:59,999 --> 01:00:00,000\nTop\n\n2\n00:00:05,000 --> 00:00:02,000\nBack\n";
+        const Document doc = srt_format().read(srt, "movie.srt");
+        QCOMPARE(doc.segments, (std::vector<std::string>{"Top", "Back"}));
+    }
+
     void undecodableText() {
         const QByteArray binary("\x00\x01\x02\xff", 4);
         QVERIFY_THROWS_EXCEPTION(FileError, text_format().read(binary, "bin.txt"));

@@ -174,8 +174,10 @@ class SrtFormat : public DocumentFormat {
     std::vector<std::string> extensions() const override { return {"srt"}; }
     Document read(const QByteArray& bytes, const QString& path) const override {
         static const std::regex index(R"([ \t]*\d+[ \t]*)");
-        static const std::regex timing(
-            R"([ \t]*\d+:\d{2}:\d{2}[,.]\d{1,3}[ \t]+-->[ \t]+\d+:\d{2}:\d{2}[,.]\d{1,3}([ \t].*)?)");
+        // Minutes and seconds of the start and the end in groups 1 to 4; milliseconds have
+        // three digits at most.
+        static const std::regex timing(R"([ \t]*\d+:(\d{2}):(\d{2})[,.]\d{1,3}[ \t]+-->)"
+                                       R"([ \t]+\d+:(\d{2}):(\d{2})[,.]\d{1,3}([ \t].*)?)");
         std::string text;
         Document doc = start_document(bytes, path, text);
         const std::vector<Line> lines = split_lines(text);
@@ -194,11 +196,19 @@ class SrtFormat : public DocumentFormat {
             const bool has_arrow =
                 t < lines.size() && lines[t].content.find("-->") != std::string_view::npos;
             if (has_arrow || is_index) {
-                if (t >= lines.size() || !matches(lines[t].content, timing))
+                Match m;
+                if (t >= lines.size() ||
+                    !std::regex_match(lines[t].content.begin(), lines[t].content.end(), m, timing))
                     fail_at(path, t + 1,
                             has_arrow
                                 ? "malformed cue timing '" + std::string(lines[t].content) + "'"
                                 : "cue " + std::string(line) + " has no timing line");
+                // An end before the start is left alone: real files have that.
+                for (int g = 1; g <= 4; ++g)
+                    if (std::stoi(m.str(g)) >= 60)
+                        fail_at(path, t + 1,
+                                "malformed cue timing '" + std::string(lines[t].content) +
+                                    "': minutes and seconds go up to 59");
                 for (std::size_t k = i; k <= t; ++k) {
                     doc.add_literal(lines[k].content);
                     doc.add_literal(lines[k].eol);
