@@ -225,6 +225,112 @@ class TestDocuments : public QObject {
         QVERIFY(po_placeholders("{a} {b}") != po_placeholders("{a} {a}"));
     }
 
+    // A PO file is read in the charset its header declares (as gettext does) and written as
+    // UTF-8, its header saying so; the Language field is the target language.
+    void poDeclaredCharset_data() {
+        QTest::addColumn<QByteArray>("charset");
+        QTest::addColumn<QByteArray>("msgid");  // in that charset
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("ISO-8859-1") << QByteArray("ISO-8859-1") << QByteArray("Caf\xE9 cr\xE8me")
+                                    << QString::fromUtf8("Café crème");
+        QTest::newRow("windows-1252")
+            << QByteArray("windows-1252") << QByteArray("\x80 5 \x93quoted\x94")
+            << QString::fromUtf8("€ 5 “quoted”");
+        QTest::newRow("ISO-8859-2") << QByteArray("ISO-8859-2")
+                                    << QByteArray("Za\xBF\xF3\xB3\xE6 g\xEA\xB6l\xB1 ja\xBC\xF1")
+                                    << QString::fromUtf8("Zażółć gęślą jaźń");
+        QTest::newRow("KOI8-R") << QByteArray("KOI8-R") << QByteArray("\xF0\xD2\xC9\xD7\xC5\xD4")
+                                << QString::fromUtf8("Привет");
+    }
+    void poDeclaredCharset() {
+        QFETCH(QByteArray, charset);
+        QFETCH(QByteArray, msgid);
+        QFETCH(QString, expected);
+        const QByteArray po =
+            "# A catalog\n#, fuzzy\nmsgid \"\"\nmsgstr \"\"\n"
+            "\"Project-Id-Version: sample 1.0\\n\"\n"
+            "\"Language-Team: Team\\n\"\n"
+            "\"Content-Type: text/plain; charset=" +
+            charset + "\\n\"\n\n#: main.c:1\nmsgid \"" + msgid + "\"\nmsgstr \"\"\n";
+        Document doc = po_format().read(po, "legacy.po");
+        QCOMPARE(doc.segments, std::vector<std::string>{expected.toStdString()});
+        doc.target_language = "de";
+        const QByteArray out = po_format().write(doc, {mark(doc.segments[0])});
+        const QByteArray header =
+            "# A catalog\n#, fuzzy\nmsgid \"\"\nmsgstr \"\"\n"
+            "\"Project-Id-Version: sample 1.0\\n\"\n\"Language-Team: Team\\n\"\n"
+            "\"Language: de\\n\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\n";
+        QCOMPARE(out, header + "#: main.c:1\nmsgid \"" + expected.toUtf8() + "\"\nmsgstr \"«" +
+                          expected.toUtf8() + "»\"\n");
+        // The output reads back as UTF-8, nothing left to translate.
+        QCOMPARE(po_format().read(out, "legacy.de.po").segments.size(), std::size_t(0));
+    }
+
+    // The Language field: replaced, or added last; gettext's form of the code.
+    void poLanguageField() {
+        const QByteArray head = "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: x\\n\"\n";
+        const QByteArray tail =
+            "\"Content-Type: text/plain; charset=UTF-8\\n\"\n\nmsgid \"Open\"\nmsgstr \"\"\n";
+        Document doc = po_format().read(head + "\"Language: fr\\n\"\n" + tail, "a.po");
+        doc.target_language = "zh-Hant";
+        QByteArray out = po_format().write(doc, {"開啟"});
+        QVERIFY2(
+            out.startsWith(head + "\"Language: zh_Hant\\n\"\n" + tail.left(tail.indexOf('\n'))),
+            out.constData());
+        QCOMPARE(out.count("Language"), 1);
+        doc = po_format().read(head + tail, "a.po");
+        doc.target_language = "ja";
+        out = po_format().write(doc, {"開く"});
+        QVERIFY2(out.contains("charset=UTF-8\\n\"\n\"Language: ja\\n\"\n\nmsgid"), out.constData());
+        // A template's placeholder charset: read as UTF-8, written as UTF-8 saying so.
+        doc = po_format().read(
+            "msgid \"\"\nmsgstr \"\"\n\"Language: \\n\"\n"
+            "\"Content-Type: text/plain; charset=CHARSET\\n\"\n\n"
+            "msgid \"Café\"\nmsgstr \"\"\n",
+            "a.pot");
+        doc.target_language = "de";
+        QCOMPARE(po_format().write(doc, {"Kaffee"}),
+                 QByteArray("msgid \"\"\nmsgstr \"\"\n\"Language: de\\n\"\n"
+                            "\"Content-Type: text/plain; charset=UTF-8\\n\"\n\n"
+                            "msgid \"Café\"\nmsgstr \"Kaffee\"\n"));
+    }
+
+    // Errors name the file, and the charset the header declares (not a guess).
+    void poCharsetErrors_data() {
+        QTest::addColumn<QByteArray>("po");
+        QTest::addColumn<QString>("problem");
+        const QByteArray entry = "\n\nmsgid \"Caf\xE9\"\nmsgstr \"\"\n";
+        QTest::newRow("unknown charset")
+            << "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=X-NO-SUCH-9\\n\"" + entry
+            << "its header declares charset X-NO-SUCH-9, which this system cannot decode";
+        QTest::newRow("no charset") << "msgid \"\"\nmsgstr \"Project-Id-Version: x\\n\"" + entry
+                                    << "is not UTF-8 and its header declares no charset";
+        QTest::newRow("no header")
+            << entry.mid(2) << "is not UTF-8 and its header declares no charset";
+        QTest::newRow("template charset")
+            << "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=CHARSET\\n\"" + entry
+            << "is not UTF-8 and its header declares no charset";
+        QTest::newRow("not UTF-8 as declared")
+            << "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=UTF-8\\n\"" + entry
+            << "is not valid UTF-8 text (the charset its header declares)";
+        QTest::newRow("not shift_jis as declared")
+            << QByteArray(
+                   "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=Shift_JIS\\n\"\n\n"
+                   "msgid \"\x82\"\nmsgstr \"\"\n")
+            << "is not valid Shift_JIS text (the charset its header declares)";
+    }
+    void poCharsetErrors() {
+        QFETCH(QByteArray, po);
+        QFETCH(QString, problem);
+        try {
+            (void)po_format().read(po, "catalog.po");
+            QFAIL("no error");
+        } catch (const FileError& e) {
+            QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("catalog.po"));
+            QVERIFY2(QString::fromUtf8(e.what()).contains(problem), e.what());
+        }
+    }
+
     void legacyEncodings_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("expected");
@@ -366,6 +472,7 @@ class TestDocuments : public QObject {
         QVERIFY(!translated.contains("msgstr \"\"\nmsgid") &&
                 !translated.contains("msgstr \"\"\n\n"));
         QVERIFY(!translated.contains("msgstr[1] \"\"\n"));
+        QVERIFY(translated.contains("\"Language: zh\\n\"\n"));  // the target language
     }
 };
 

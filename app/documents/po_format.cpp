@@ -6,6 +6,12 @@
 // previous-msgid lines stay as they are. A translation that loses or adds a placeholder (%s,
 // %d, %1, %(name)s, {name}, <tag>) or a line break is never written as is: the entry gets the
 // source text as msgstr and the "fuzzy" flag, so gettext tools ignore it until someone checks.
+//
+// As gettext (msgconv) does, the file is read in the charset its header's Content-Type declares
+// (UTF-8 when it declares none, or the template's "CHARSET") and written as UTF-8: the header
+// then says charset=UTF-8, and its Language field is the target language (added if missing).
+
+#include <QStringDecoder>
 
 #include <algorithm>
 #include <regex>
@@ -141,6 +147,108 @@ std::string format_keyword(const std::string& keyword, const std::string& value,
     return out;
 }
 
+bool is_utf8_name(std::string_view charset) {
+    const QByteArray name = QByteArray(charset.data(), static_cast<qsizetype>(charset.size()));
+    return name.compare("UTF-8", Qt::CaseInsensitive) == 0 ||
+           name.compare("UTF8", Qt::CaseInsensitive) == 0;
+}
+
+// Where the value of "charset=" starts and ends in `header`, or {npos, npos}.
+std::pair<std::size_t, std::size_t> charset_span(std::string_view header) {
+    const std::size_t at = header.find("charset=");
+    if (at == std::string_view::npos) return {at, at};
+    const std::size_t end = header.find_first_of(" \t\r\n;\\\"", at + 8);
+    return {at + 8, end == std::string_view::npos ? header.size() : end};
+}
+
+// The charset the header entry (the first entry, msgid "") declares in its Content-Type, as
+// written ("ISO-8859-1"); "" when it declares none, or the template's placeholder "CHARSET".
+// Read from the bytes as they are, as gettext does: the header is ASCII in any charset.
+std::string declared_charset(std::string_view bytes) {
+    static const std::regex header_msgid(R"(msgid[ \t]+""[ \t\r]*)");
+    enum { Before, Msgid, Msgstr } at = Before;
+    std::string msgstr;  // the header's msgstr lines, still quoted
+    for (const Line& line : split_lines(bytes)) {
+        const std::string_view l = trim_left(line.content);
+        if (is_blank(l) || l.starts_with('#')) {
+            if (at != Before) break;
+        } else if (l.starts_with('"')) {
+            if (at == Msgstr) msgstr += l;
+            if (at == Msgid && l.find_first_not_of("\" \t\r") != std::string_view::npos)
+                return {};  // msgid "" "text": not the header
+        } else if (at == Before && std::regex_match(std::string(l), header_msgid)) {
+            at = Msgid;
+        } else if (at == Msgid && l.starts_with("msgstr") && !l.starts_with("msgstr[")) {
+            at = Msgstr;
+            msgstr += l;
+        } else {
+            break;  // another entry first, or the next one
+        }
+    }
+    const auto [b, e] = charset_span(msgstr);
+    if (b == std::string::npos) return {};
+    const std::string charset = msgstr.substr(b, e - b);
+    return charset == "CHARSET" ? std::string() : charset;
+}
+
+// The text of a PO file, UTF-8, in the charset its header declares (or UTF-8).
+DecodedText decode_po(const QByteArray& bytes, const QString& path) {
+    const std::string file = path.toStdString();
+    if (bytes.startsWith("\xFF\xFE") || bytes.startsWith("\xFE\xFF"))  // nor can gettext
+        throw FileError(file, "is UTF-16: PO files must be UTF-8 or an ASCII-based charset");
+    const bool bom = bytes.startsWith("\xEF\xBB\xBF");
+    const std::string charset = declared_charset(bytes.sliced(bom ? 3 : 0).toStdString());
+    if (!charset.empty() && !is_utf8_name(charset) && !bom) {
+        QStringDecoder decoder(charset.c_str(), QStringDecoder::Flag::Stateless);
+        if (!decoder.isValid())
+            throw FileError(file, "its header declares charset " + charset +
+                                      ", which this system cannot decode");
+        const QString text = decoder.decode(bytes);
+        if (decoder.hasError())
+            throw FileError(file,
+                            "is not valid " + charset + " text (the charset its header declares)");
+        return {text.toStdString(), false, charset};
+    }
+    QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    (void)QString(utf8.decode(QByteArrayView(bytes).sliced(bom ? 3 : 0)));
+    if (utf8.hasError())
+        throw FileError(file, charset.empty() ? "is not UTF-8 and its header declares no charset"
+                                              : "is not valid UTF-8 text (the charset its "
+                                                "header declares)");
+    return decode_text(bytes, path);  // a binary file is refused there
+}
+
+// The header's fields for the output: charset UTF-8 (the output's), and Language `language`
+// when it is not empty.
+std::string output_header(std::string fields, const std::string& language) {
+    const auto [b, e] = charset_span(fields);
+    if (b != std::string::npos && !is_utf8_name(std::string_view(fields).substr(b, e - b)))
+        fields.replace(b, e - b, "UTF-8");
+    if (language.empty()) return fields;
+    // gettext's form of the code, as Poedit and Weblate write it: "zh-Hant" -> "zh_Hant".
+    std::string code = language;
+    std::replace(code.begin(), code.end(), '-', '_');
+    std::size_t insert_at = std::string::npos;
+    for (std::size_t start = 0; start < fields.size();) {
+        const std::size_t nl = std::min(fields.find('\n', start), fields.size());
+        if (fields.compare(start, 9, "Language:") == 0) {
+            fields.replace(start, nl - start, "Language: " + code);
+            return fields;
+        }
+        if (fields.compare(start, 14, "Language-Team:") == 0)
+            insert_at = std::min(nl + 1, fields.size());
+        start = nl + 1;
+    }
+    // After Language-Team, where gettext puts it, or last.
+    if (insert_at == std::string::npos) insert_at = fields.size();
+    if (insert_at == fields.size() && !fields.empty() && !fields.ends_with('\n')) {
+        fields += '\n';
+        insert_at = fields.size();
+    }
+    fields.insert(insert_at, "Language: " + code + "\n");
+    return fields;
+}
+
 }  // namespace
 
 /// Placeholders of `text` that a translation must keep: printf conversions without position
@@ -187,8 +295,19 @@ PoEntry literal_entry(std::string text) {
     return e;
 }
 
+// The header entry (msgid ""), whose msgstr changes on write: charset, Language.
+struct PoHeader {
+    std::size_t entry = std::string::npos;  // index in PoState::entries; npos: no header
+    std::string before;                     // the entry's text before its msgstr
+    std::string fields;                     // the msgstr's value
+    std::string eol;                        // line end of the msgstr lines
+    bool last_eol = true;                   // the msgstr's last line has a line end
+    std::string after;                      // the entry's text after its msgstr
+};
+
 struct PoState : FormatState {
     std::vector<PoEntry> entries;
+    PoHeader header;
 };
 
 struct Item {
@@ -202,10 +321,7 @@ class PoFormat : public DocumentFormat {
     std::vector<std::string> extensions() const override { return {"po", "pot"}; }
 
     Document read(const QByteArray& bytes, const QString& path) const override {
-        DecodedText decoded = decode_text(bytes, path);
-        if (decoded.encoding != "UTF-8")
-            throw FileError(path.toStdString(),
-                            "PO files must be UTF-8 (this one is " + decoded.encoding + ")");
+        const DecodedText decoded = decode_po(bytes, path);
         const std::string& text = decoded.text;
         const std::vector<Line> lines = split_lines(text);
         auto state = std::make_shared<PoState>();
@@ -259,7 +375,12 @@ class PoFormat : public DocumentFormat {
                      const std::vector<std::string>& translations) const override {
         const PoState* state = &checked_state<PoState>(doc, translations, "a PO document");
         std::string out;
-        for (const PoEntry& e : state->entries) {
+        for (std::size_t k = 0; k < state->entries.size(); ++k) {
+            const PoEntry& e = state->entries[k];
+            if (k == state->header.entry) {
+                out += header_text(state->header, e.literal, doc.target_language);
+                continue;
+            }
             out += e.literal;
             if (!e.translate) continue;
             bool ok = true;
@@ -284,6 +405,16 @@ class PoFormat : public DocumentFormat {
     }
 
   private:
+    // The header entry as the output has it: its text as it was when nothing changes.
+    static std::string header_text(const PoHeader& h, const std::string& literal,
+                                   const std::string& language) {
+        const std::string fields = output_header(h.fields, language);
+        if (fields == h.fields) return literal;
+        std::string msgstr = format_keyword("msgstr", fields, h.eol);
+        if (!h.last_eol) msgstr.resize(msgstr.size() - h.eol.size());
+        return h.before + msgstr + h.after;
+    }
+
     static void add_entry(Document& doc, PoState& state, const std::vector<Line>& lines,
                           std::size_t begin, std::size_t end, const std::vector<Item>& items,
                           const QString& path) {
@@ -309,6 +440,17 @@ class PoFormat : public DocumentFormat {
             has_keyword && std::all_of(msgstrs.begin(), msgstrs.end(),
                                        [](const Item* s) { return s->value.empty(); });
         const bool header = msgid && msgid->value.empty() && !ctxt;
+        if (header && msgstrs.size() == 1 && msgstrs[0]->keyword == "msgstr" &&
+            state.header.entry == std::string::npos) {
+            const Item& s = *msgstrs[0];
+            PoHeader& h = state.header;
+            h.entry = state.entries.size();
+            h.before = text_of(begin, s.first);
+            h.fields = s.value;
+            h.eol = lines[s.first].eol.empty() ? "\n" : std::string(lines[s.first].eol);
+            h.last_eol = !lines[s.last].eol.empty();
+            h.after = text_of(s.last + 1, end);
+        }
         if (!untranslated || header || is_blank(msgid->value)) {
             state.entries.push_back(literal_entry(text_of(begin, end)));
             return;
