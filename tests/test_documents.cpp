@@ -421,6 +421,29 @@ class TestDocuments : public QObject {
         QCOMPARE(doc.segments, (std::vector<std::string>{"Top", "Back"}));
     }
 
+    // WebVTT: minutes and seconds (hours optional) up to 59, as in SubRip.
+    void vttTimingRange() {
+        const QByteArray good =
+            "WEBVTT\n\n00:59.999 --> 01:02:00.000\nTop\n\n"
+            "00:05.000 --> 00:02.000\nBack\n";
+        QCOMPARE(vtt_format().read(good, "talk.vtt").segments,
+                 (std::vector<std::string>{"Top", "Back"}));
+        for (const QByteArray& cue :
+             {QByteArray("00:75.000 --> 00:80.000"), QByteArray("00:00:01.000 --> 00:60:00.000"),
+              QByteArray("01:61:00.000 --> 01:62:00.000")}) {
+            try {
+                (void)vtt_format().read("WEBVTT\n\nx\n" + cue + "\nHello\n", "talk.vtt");
+                QFAIL(cue.constData());
+            } catch (const FileError& e) {
+                QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("talk.vtt"));
+                QVERIFY2(
+                    QString::fromUtf8(e.what()).contains("line 4: malformed cue timing '" + cue +
+                                                         "': minutes and seconds go up to 59"),
+                    e.what());
+            }
+        }
+    }
+
     void undecodableText() {
         const QByteArray binary("\x00\x01\x02\xff", 4);
         QVERIFY_THROWS_EXCEPTION(FileError, text_format().read(binary, "bin.txt"));

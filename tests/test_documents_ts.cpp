@@ -207,7 +207,7 @@ class TestDocumentsTs : public QObject {
                                        "<TS><context><message><source>Caf\xE9 cr\xE8me "
                                        "br\xFBl\xE9\x65 \xE0 la fa\xE7on</source>"
                                        "</message></context></TS>")
-                                << "must be UTF-8";
+                                << "is not UTF-8 (it looks like ";
     }
     void brokenInputsNameTheFile() {
         QFETCH(QByteArray, ts);

@@ -230,8 +230,9 @@ class VttFormat : public DocumentFormat {
   public:
     std::vector<std::string> extensions() const override { return {"vtt"}; }
     Document read(const QByteArray& bytes, const QString& path) const override {
-        static const std::regex timing(
-            R"([ \t]*(\d+:)?\d{2}:\d{2}\.\d{3}[ \t]+-->[ \t]+(\d+:)?\d{2}:\d{2}\.\d{3}([ \t].*)?)");
+        // Minutes and seconds of the start and the end in groups 1 to 4 (hours are optional).
+        static const std::regex timing(R"([ \t]*(?:\d+:)?(\d{2}):(\d{2})\.\d{3}[ \t]+-->)"
+                                       R"([ \t]+(?:\d+:)?(\d{2}):(\d{2})\.\d{3}([ \t].*)?)");
         static const std::regex special(R"((NOTE|STYLE|REGION)([ \t].*)?)");
         std::string text;
         Document doc = start_document(bytes, path, text);
@@ -263,11 +264,18 @@ class VttFormat : public DocumentFormat {
             }
             const bool arrow_here = line.find("-->") != std::string_view::npos;
             const std::size_t t = arrow_here ? i : i + 1;  // optional cue identifier first
-            if (t >= lines.size() || !matches(lines[t].content, timing))
+            Match m;
+            if (t >= lines.size() ||
+                !std::regex_match(lines[t].content.begin(), lines[t].content.end(), m, timing))
                 fail_at(path, t + 1,
                         t < lines.size()
                             ? "malformed cue timing '" + std::string(lines[t].content) + "'"
                             : "cue '" + std::string(line) + "' has no timing line");
+            for (int g = 1; g <= 4; ++g)
+                if (std::stoi(m.str(g)) >= 60)
+                    fail_at(path, t + 1,
+                            "malformed cue timing '" + std::string(lines[t].content) +
+                                "': minutes and seconds go up to 59");
             for (std::size_t k = i; k <= t; ++k) {
                 doc.add_literal(lines[k].content);
                 doc.add_literal(lines[k].eol);

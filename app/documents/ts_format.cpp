@@ -145,8 +145,8 @@ class TsFormat : public DocumentFormat {
     Document read(const QByteArray& bytes, const QString& path) const override {
         const DecodedText decoded = decode_text(bytes, path);
         if (decoded.encoding != "UTF-8")
-            throw FileError(path.toStdString(), "Qt Linguist files must be UTF-8 (this one is " +
-                                                    decoded.encoding + ")");
+            throw FileError(path.toStdString(), "is not UTF-8 (it looks like " + decoded.encoding +
+                                                    "): Qt Linguist files must be UTF-8");
         const std::string& text = decoded.text;
         pugi::xml_document xml;
         const pugi::xml_parse_result parsed =
