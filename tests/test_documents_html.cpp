@@ -215,6 +215,25 @@ class TestDocumentsHtml : public QObject {
         QCOMPARE(out, QByteArray("<p>café &unknown; ☺☃ \u00A0x!</p><p>Zeile zwei</p>"));
     }
 
+    // No-break spaces around a segment (entities or U+00A0) stay in the page as they were,
+    // like other outer whitespace: the model's translation would drop them.
+    void outerNoBreakSpacesStay() {
+        const QByteArray html =
+            "<p>&nbsp;Open the file</p><p>Save&nbsp;changes&#160;</p>"
+            "<p>&nbsp; <b>Open</b> now&#xA0;</p><p>\xC2\xA0"
+            "Close</p>"
+            "<p>&nbsp;</p>";
+        const Document doc = html_format().read(html, kPath);
+        QCOMPARE(doc.segments, (std::vector<std::string>{"Open the file", "Save\u00A0changes",
+                                                         "<s1>Open</s1> now", "Close"}));
+        const QByteArray out =
+            html_format().write(doc, {"Datei öffnen", "Speichern", "<s1>Jetzt</s1> öffnen", "Zu"});
+        QCOMPARE(out, QByteArray("<p>&nbsp;Datei öffnen</p><p>Speichern&#160;</p>"
+                                 "<p>&nbsp; <b>Jetzt</b> öffnen&#xA0;</p><p>\xC2\xA0"
+                                 "Zu</p>"
+                                 "<p>&nbsp;</p>"));
+    }
+
     void formattedTranslation() {
         const Document doc = html_format().read(kSample, kPath);
         // A translator that keeps the tags: one call per segment, tagged ones with `formatted`.

@@ -224,6 +224,29 @@ std::string decode(std::string_view raw, bool collapse) {
     return out;
 }
 
+// Length of the outer space starting at s[i]: whitespace, or a no-break space (U+00A0 as
+// UTF-8, &nbsp;, &#160;); 0 for anything else. Space around a segment stays literal: the
+// model's translation would drop it.
+std::size_t outer_space_at(std::string_view s, std::size_t i) {
+    if (i >= s.size()) return 0;
+    if (is_space(s[i])) return 1;
+    if (s.substr(i, 2) == "\xC2\xA0") return 2;
+    char32_t c = 0;
+    const std::size_t n = s[i] == '&' ? reference_at(s, i, c) : 0;
+    return n && c == 0xA0 ? n : 0;
+}
+
+// The same for the outer space ending at s[e - 1].
+std::size_t outer_space_before(std::string_view s, std::size_t e) {
+    if (e == 0) return 0;
+    if (is_space(s[e - 1])) return 1;
+    if (e >= 2 && s.substr(e - 2, 2) == "\xC2\xA0") return 2;
+    if (s[e - 1] != ';') return 0;
+    for (std::size_t k = e - 1; k-- > 0 && e - k <= 10;)  // "&#x000A0;" at most
+        if (s[k] == '&') return outer_space_at(s, k) == e - k ? e - k : 0;
+    return 0;
+}
+
 // True when s[i] ('&') starts "&name;" that decode() left alone: it must stay as written.
 bool unknown_reference_at(std::string_view s, std::size_t i) {
     std::size_t k = i + 1;
@@ -688,10 +711,10 @@ class Reader {
     // letter.
     void add_plain_segment(std::size_t b, std::size_t e) {
         std::size_t tb = b, te = e;
-        while (tb < te && is_space(text_[tb]))
-            ++tb;
-        while (te > tb && is_space(text_[te - 1]))
-            --te;
+        for (std::size_t n; tb < te && (n = outer_space_at(text_.substr(0, te), tb));)
+            tb += n;
+        for (std::size_t n; te > tb && (n = outer_space_before(text_.substr(tb), te - tb));)
+            te -= n;
         const std::string text = decode(text_.substr(tb, te - tb), true);
         if (!has_letters(text)) {
             emit_literal(text_.substr(b, e - b));
@@ -840,13 +863,18 @@ class Reader {
             }
         // Outer whitespace stays literal.
         std::size_t lead = 0, trail = 0;
-        if (para_[b].kind == TagToken::Kind::Text)
-            while (para_[b].begin + lead < para_[b].end && is_space(text_[para_[b].begin + lead]))
-                ++lead;
-        if (para_[e - 1].kind == TagToken::Kind::Text)
-            while (para_[e - 1].end - trail > para_[e - 1].begin &&
-                   is_space(text_[para_[e - 1].end - trail - 1]))
-                ++trail;
+        if (const Item& first = para_[b]; first.kind == TagToken::Kind::Text) {
+            const std::string_view t = text_.substr(first.begin, first.end - first.begin);
+            for (std::size_t n; (n = outer_space_at(t, lead));)
+                lead += n;
+        }
+        if (const Item& last = para_[e - 1]; last.kind == TagToken::Kind::Text) {
+            const std::string_view t = text_.substr(last.begin, last.end - last.begin);
+            for (std::size_t n;
+                 (n = outer_space_before(t.substr(b == e - 1 ? lead : 0),
+                                         t.size() - trail - (b == e - 1 ? lead : 0)));)
+                trail += n;
+        }
         emit_literal(text_.substr(para_[b].begin, lead));
         HtmlSegment info;
         std::string text;
