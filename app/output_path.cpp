@@ -19,7 +19,10 @@ QString translated_output_path(const QString& source_path, const QString& target
     const QString ext = !extension.isEmpty() ? QStringLiteral(".") + extension
                                              : (base.isEmpty() ? QString() : suffix);
     // Concatenated, not QString::arg(): a "%1" in a file or folder name is text, not a marker.
-    const QString prefix = dir + QLatin1Char('/') + stem + QLatin1Char('.') + target_code;
+    // A bare file name gives a bare output name ("notes.zh.txt", not "./notes.zh.txt").
+    const QString folder =
+        source_path.contains(QLatin1Char('/')) ? dir + QLatin1Char('/') : QString();
+    const QString prefix = folder + stem + QLatin1Char('.') + target_code;
     QString candidate = prefix + ext;
     for (int n = 2; QFileInfo::exists(candidate); ++n)
         candidate = prefix + QStringLiteral(" (") + QString::number(n) + QLatin1Char(')') + ext;

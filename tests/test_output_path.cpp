@@ -37,6 +37,22 @@ class TestOutputPath : public QObject {
                  dir.filePath(".profile.fr"));
     }
 
+    // A bare file name (in the working folder) gives a bare output name, checked there.
+    void bareNames() {
+        QTemporaryDir dir;
+        const QString before = QDir::currentPath();
+        QVERIFY(QDir::setCurrent(dir.path()));
+        touch(QStringLiteral("notes.txt"));
+        QCOMPARE(translated_output_path(QStringLiteral("notes.txt"), "zh"),
+                 QStringLiteral("notes.zh.txt"));
+        touch(QStringLiteral("notes.zh.txt"));
+        QCOMPARE(translated_output_path(QStringLiteral("notes.txt"), "zh"),
+                 QStringLiteral("notes.zh (2).txt"));
+        QCOMPARE(translated_output_path(QStringLiteral("./notes.txt"), "zh"),
+                 QStringLiteral("./notes.zh (2).txt"));
+        QVERIFY(QDir::setCurrent(before));
+    }
+
     // "%1" and the like in a file or folder name are text, never QString::arg() markers.
     void percentInNames() {
         QTemporaryDir parent;
