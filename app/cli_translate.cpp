@@ -49,20 +49,6 @@ const Language* language_option(const QCommandLineParser& p, const QString& name
     return l;
 }
 
-// Reads all of stdin, decoded as a .txt file is (a byte-order mark, UTF-8, or the encoding
-// uchardet finds); the translation goes out as UTF-8, so a conversion is said on stderr.
-std::string read_stdin() {
-    const std::string bytes{std::istreambuf_iterator<char>(std::cin),
-                            std::istreambuf_iterator<char>()};
-    const documents::DecodedText decoded = documents::decode_text(
-        QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size())),
-        QStringLiteral("stdin"));
-    if (decoded.encoding != "UTF-8")
-        std::fprintf(stderr, "mtdesk: stdin: read as %s; the translation is written as UTF-8\n",
-                     decoded.encoding.c_str());
-    return decoded.text;
-}
-
 std::string model_option(const QCommandLineParser& p) {
     return p.isSet(QStringLiteral("model")) ? p.value(QStringLiteral("model")).toStdString()
                                             : default_model_dir();
@@ -176,6 +162,18 @@ JobOutcome wait_for(const std::shared_future<JobOutcome>& f) {
 }
 
 }  // namespace
+
+std::string read_stdin_text() {
+    const std::string bytes{std::istreambuf_iterator<char>(std::cin),
+                            std::istreambuf_iterator<char>()};
+    const documents::DecodedText decoded = documents::decode_text(
+        QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size())),
+        QStringLiteral("stdin"));
+    if (decoded.encoding != "UTF-8")
+        std::fprintf(stderr, "mtdesk: stdin: read as %s; the translation is written as UTF-8\n",
+                     decoded.encoding.c_str());
+    return decoded.text;
+}
 
 int cmd_translate(const QStringList& args) {
     QCommandLineParser p;
@@ -352,7 +350,7 @@ int cmd_translate(const QStringList& args) {
     const QStringList files = p.positionalArguments();
     if (files.isEmpty() && gpu) {
         // Every line at once: the GPU engine batches them; printed in input order.
-        const std::string text = read_stdin();
+        const std::string text = read_stdin_text();
         if (!request.source) warn_untrained_pair(trained, nullptr, *request.target, text, "stdin");
         const std::vector<TextLine> lines = split_lines(text);
         std::vector<std::shared_future<JobOutcome>> outcomes(lines.size());
@@ -387,7 +385,7 @@ int cmd_translate(const QStringList& args) {
         return failed ? 1 : 0;
     }
     if (files.isEmpty()) {
-        request.text = read_stdin();
+        request.text = read_stdin_text();
         if (!request.source)
             warn_untrained_pair(trained, nullptr, *request.target, request.text, "stdin");
         request.glossary = glossary.matching_entries(request.text, source_lang, target_lang);

@@ -7,8 +7,6 @@
 #include <unistd.h>
 #include <cstdio>
 #include <future>
-#include <iostream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,9 +30,7 @@ std::string utf8(const QString& s) {
 // The translation of every line of stdin, all submitted at once, printed in input order.
 int translate_stdin(TranslationEngine& engine, const PromptRequest& request,
                     const Glossary& glossary, const TranslateOptions& options) {
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-    if (text.find('\0') != std::string::npos)
-        throw FileError("stdin", "looks like binary data (it contains NUL bytes), not text");
+    const std::string text = read_stdin_text();
     const std::string from = request.source ? std::string(request.source->code) : "";
     const std::string to(request.target->code);
     const std::vector<TextLine> lines = split_lines(text);

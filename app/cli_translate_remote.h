@@ -7,12 +7,18 @@
 #include <QList>
 
 #include <optional>
+#include <string>
 
 #include "mtdesk/translate/glossary.h"
 #include "mtdesk/translate/prompt.h"
 #include "mtdesk/translate/translator.h"
 
 namespace mtdesk::app {
+
+/// All of stdin as UTF-8 text, decoded as a .txt file is (a byte-order mark, UTF-8, or the
+/// encoding uchardet finds; a note on stderr when it was not UTF-8). Throws mtdesk::FileError
+/// naming "stdin" for binary or undecodable input. (cli_translate.cpp)
+std::string read_stdin_text();
 
 /// The options of `mtdesk translate` for servers: --server, --api-key, --remote-model,
 /// --concurrency, --timeout, --ca-cert.

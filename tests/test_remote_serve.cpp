@@ -452,6 +452,12 @@ class TestRemoteServe : public QObject {
         QCOMPARE(remote.first, 0);
         QCOMPARE(remote.second, local.second);
         QVERIFY(remote.second.contains("Datei"));
+        // stdin in Latin-1 is decoded before it goes to the server, as with a local model.
+        const QString accents = QStringLiteral("Les paramètres ont été enregistrés.\n");
+        const auto latin1 = run(common + QStringList{"--server", a.qurl()}, accents.toLatin1());
+        const auto utf8 = run(common + QStringList{"--server", a.qurl()}, accents.toUtf8());
+        QCOMPARE(latin1.first, 0);
+        QCOMPARE(latin1.second, utf8.second);
 
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("ui.txt"));
