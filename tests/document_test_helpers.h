@@ -79,4 +79,18 @@ inline void verify_read_fails(const QString& path, const QString& problem) {
     }
 }
 
+/// Reading `bytes` with `format` as `name` fails with a FileError that names `name` and whose
+/// message contains `problem`.
+inline void verify_format_read_fails(const app::documents::DocumentFormat& format,
+                                     const QByteArray& bytes, const QString& name,
+                                     const QString& problem) {
+    try {
+        (void)format.read(bytes, name);
+        QFAIL("no error");
+    } catch (const FileError& e) {
+        QCOMPARE(QString::fromStdString(e.file()), name);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(problem), e.what());
+    }
+}
+
 }  // namespace mtdesk::test

@@ -8,12 +8,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "document_test_helpers.h"
 #include "documents/document.h"
 #include "documents/formats.h"
 #include "mtdesk/error.h"
 
 using namespace mtdesk;
 using namespace mtdesk::app::documents;
+using mtdesk::test::verify_format_read_fails;
 
 namespace {
 
@@ -322,13 +324,7 @@ class TestDocuments : public QObject {
     void poCharsetErrors() {
         QFETCH(QByteArray, po);
         QFETCH(QString, problem);
-        try {
-            (void)po_format().read(po, "catalog.po");
-            QFAIL("no error");
-        } catch (const FileError& e) {
-            QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("catalog.po"));
-            QVERIFY2(QString::fromUtf8(e.what()).contains(problem), e.what());
-        }
+        verify_format_read_fails(po_format(), po, QStringLiteral("catalog.po"), problem);
     }
 
     void legacyEncodings_data() {
@@ -403,13 +399,7 @@ class TestDocuments : public QObject {
     void srtTimingOutOfRange() {
         QFETCH(QByteArray, srt);
         QFETCH(QString, problem);
-        try {
-            (void)srt_format().read(srt, "movie.srt");
-            QFAIL("no error");
-        } catch (const FileError& e) {
-            QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("movie.srt"));
-            QVERIFY2(QString::fromUtf8(e.what()).contains(problem), e.what());
-        }
+        verify_format_read_fails(srt_format(), srt, QStringLiteral("movie.srt"), problem);
     }
 
     // Times at the top of their ranges, and an end before the start (real files have that),
@@ -431,16 +421,9 @@ class TestDocuments : public QObject {
         for (const QByteArray& cue :
              {QByteArray("00:75.000 --> 00:80.000"), QByteArray("00:00:01.000 --> 00:60:00.000"),
               QByteArray("01:61:00.000 --> 01:62:00.000")}) {
-            try {
-                (void)vtt_format().read("WEBVTT\n\nx\n" + cue + "\nHello\n", "talk.vtt");
-                QFAIL(cue.constData());
-            } catch (const FileError& e) {
-                QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("talk.vtt"));
-                QVERIFY2(
-                    QString::fromUtf8(e.what()).contains("line 4: malformed cue timing '" + cue +
-                                                         "': minutes and seconds go up to 59"),
-                    e.what());
-            }
+            verify_format_read_fails(
+                vtt_format(), "WEBVTT\n\nx\n" + cue + "\nHello\n", QStringLiteral("talk.vtt"),
+                "line 4: malformed cue timing '" + cue + "': minutes and seconds go up to 59");
         }
     }
 
