@@ -197,7 +197,9 @@ DecodedText decode_po(const QByteArray& bytes, const QString& path) {
     if (bytes.startsWith("\xFF\xFE") || bytes.startsWith("\xFE\xFF"))  // nor can gettext
         throw FileError(file, "is UTF-16: PO files must be UTF-8 or an ASCII-based charset");
     const bool bom = bytes.startsWith("\xEF\xBB\xBF");
-    const std::string charset = declared_charset(bytes.sliced(bom ? 3 : 0).toStdString());
+    const std::string charset =
+        declared_charset(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))
+                             .substr(bom ? 3 : 0));
     if (!charset.empty() && !is_utf8_name(charset) && !bom) {
         QStringDecoder decoder(charset.c_str(), QStringDecoder::Flag::Stateless);
         if (!decoder.isValid())
