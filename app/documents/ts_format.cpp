@@ -274,10 +274,13 @@ class TsFormat : public DocumentFormat {
             if (p.segment == kLanguageSlot) {
                 if (doc.target_language.empty())
                     out += p.literal;
-                else if (state->language_attribute)
-                    out += "\"" + qt_language(doc.target_language) + "\"";
-                else
-                    out += " language=\"" + qt_language(doc.target_language) + "\"";
+                else {
+                    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive)
+                    // on a chain of temporary strings here.
+                    out.append(state->language_attribute ? "\"" : " language=\"")
+                        .append(qt_language(doc.target_language))
+                        .append("\"");
+                }
             } else if (p.segment < 0) {
                 out += p.literal;
             } else {
