@@ -14,6 +14,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -27,6 +28,7 @@
 #include <memory>
 #include <optional>
 
+#include "document_queue.h"
 #include "gui_main.h"
 #include "i18n.h"
 #include "language_picker.h"
@@ -516,9 +518,23 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(install_translations(*qApp, QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
         QCOMPARE(QCoreApplication::translate("mtdesk::ui::MainWindow", "Translate"),
                  QStringLiteral("翻译"));
+        // Qt's own strings too (tools/install-deps.sh installs qt6-translations-l10n).
+        QCOMPARE(QCoreApplication::translate("QPlatformTheme", "Cancel"), QStringLiteral("取消"));
         Window w(QString(), QStringLiteral("bo"));
         QCOMPARE(w.window->targetPicker()->currentText().left(2), QStringLiteral("藏语"));
         QVERIFY(w.window->sourcePicker()->currentText().contains(QStringLiteral("检测")));
+        // QFileDialog reads a filter's patterns between ASCII parentheses only (the pattern
+        // of qt_file_dialog_filter_reg_exp): a translated name must leave them intact.
+        const QRegularExpression entry(
+            QString::fromUtf8(R"re(^(.*) \(([a-zA-Z0-9_.,*? +;#\-\[\]@{}/!<>$%&=^~:|]*)\)$)re"));
+        const QStringList filters =
+            DocumentQueueView::fileDialogFilter().split(QStringLiteral(";;"));
+        QCOMPARE(filters.size(), 2);
+        const QRegularExpressionMatch documents = entry.match(filters[0]);
+        QVERIFY2(documents.hasMatch(), qPrintable(filters[0]));
+        QCOMPARE(documents.captured(1), QStringLiteral("文档"));
+        QVERIFY(documents.captured(2).split(QLatin1Char(' ')).contains(QStringLiteral("*.txt")));
+        QCOMPARE(filters[1], QStringLiteral("所有文件 (*)"));
         QLocale::setDefault(QLocale::c());
     }
 };

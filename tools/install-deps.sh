@@ -9,6 +9,7 @@ packages=(
     qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
     libfmt-dev nlohmann-json3-dev libpcre2-dev libsentencepiece-dev libicu-dev libopenblas-dev libcld2-dev
     libuchardet-dev libzip-dev libpugixml-dev libpoppler-qt6-dev libcpp-httplib-dev libssl-dev
+    qt6-translations-l10n  # Qt's own strings (OK, Cancel, file dialogs) in the UI language
 )
 
 missing=()

@@ -373,20 +373,20 @@ http://gpu2:8000</translation>
         <translation>New documents: %1</translation>
     </message>
     <message>
-        <source>Documents (%1)</source>
-        <translation>Documents (%1)</translation>
-    </message>
-    <message>
-        <source>All files (*)</source>
-        <translation>All files (*)</translation>
-    </message>
-    <message>
         <source>Translate documents</source>
         <translation>Translate documents</translation>
     </message>
     <message>
         <source>Translate a folder</source>
         <translation>Translate a folder</translation>
+    </message>
+    <message>
+        <source>Documents</source>
+        <translation>Documents</translation>
+    </message>
+    <message>
+        <source>All files</source>
+        <translation>All files</translation>
     </message>
 </context>
 <context>
@@ -880,18 +880,6 @@ http://gpu2:8000</translation>
         <translation>Import a glossary</translation>
     </message>
     <message>
-        <source>Glossaries (*.tsv *.csv *.txt);;All files (*)</source>
-        <translation>Glossaries (*.tsv *.csv *.txt);;All files (*)</translation>
-    </message>
-    <message>
-        <source>Tab-separated values (*.tsv)</source>
-        <translation>Tab-separated values (*.tsv)</translation>
-    </message>
-    <message>
-        <source>Comma-separated values (*.csv)</source>
-        <translation>Comma-separated values (*.csv)</translation>
-    </message>
-    <message>
         <source>Export the glossary</source>
         <translation>Export the glossary</translation>
     </message>
@@ -913,6 +901,22 @@ http://gpu2:8000</translation>
     <message>
         <source>%1: %2</source>
         <translation>%1: %2</translation>
+    </message>
+    <message>
+        <source>Glossaries</source>
+        <translation>Glossaries</translation>
+    </message>
+    <message>
+        <source>All files</source>
+        <translation>All files</translation>
+    </message>
+    <message>
+        <source>Tab-separated values</source>
+        <translation>Tab-separated values</translation>
+    </message>
+    <message>
+        <source>Comma-separated values</source>
+        <translation>Comma-separated values</translation>
     </message>
 </context>
 <context>

@@ -373,20 +373,20 @@ http://gpu2:8000</translation>
         <translation>新文档：%1</translation>
     </message>
     <message>
-        <source>Documents (%1)</source>
-        <translation>文档（%1）</translation>
-    </message>
-    <message>
-        <source>All files (*)</source>
-        <translation>所有文件 (*)</translation>
-    </message>
-    <message>
         <source>Translate documents</source>
         <translation>翻译文档</translation>
     </message>
     <message>
         <source>Translate a folder</source>
         <translation>翻译文件夹</translation>
+    </message>
+    <message>
+        <source>Documents</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <source>All files</source>
+        <translation>所有文件</translation>
     </message>
 </context>
 <context>
@@ -872,18 +872,6 @@ http://gpu2:8000</translation>
         <translation>导入术语表</translation>
     </message>
     <message>
-        <source>Glossaries (*.tsv *.csv *.txt);;All files (*)</source>
-        <translation>术语表 (*.tsv *.csv *.txt);;所有文件 (*)</translation>
-    </message>
-    <message>
-        <source>Tab-separated values (*.tsv)</source>
-        <translation>制表符分隔值 (*.tsv)</translation>
-    </message>
-    <message>
-        <source>Comma-separated values (*.csv)</source>
-        <translation>逗号分隔值 (*.csv)</translation>
-    </message>
-    <message>
         <source>Export the glossary</source>
         <translation>导出术语表</translation>
     </message>
@@ -904,6 +892,22 @@ http://gpu2:8000</translation>
     <message>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>Glossaries</source>
+        <translation>术语表</translation>
+    </message>
+    <message>
+        <source>All files</source>
+        <translation>所有文件</translation>
+    </message>
+    <message>
+        <source>Tab-separated values</source>
+        <translation>制表符分隔值</translation>
+    </message>
+    <message>
+        <source>Comma-separated values</source>
+        <translation>逗号分隔值</translation>
     </message>
 </context>
 <context>

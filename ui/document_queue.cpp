@@ -23,6 +23,7 @@
 #include <array>
 
 #include "documents/document.h"
+#include "i18n.h"
 #include "language_picker.h"
 
 namespace mtdesk::ui {
@@ -530,8 +531,8 @@ QString DocumentQueueView::fileDialogFilter() {
     QStringList patterns;
     for (const std::string& ext : app::documents::supported_extensions())
         patterns.append(QStringLiteral("*.") + QString::fromStdString(ext));
-    return tr("Documents (%1)").arg(patterns.join(QLatin1Char(' '))) + QStringLiteral(";;") +
-           tr("All files (*)");
+    return file_filter(tr("Documents"), patterns) + QStringLiteral(";;") +
+           file_filter(tr("All files"), {QStringLiteral("*")});
 }
 
 void DocumentQueueView::addFiles() {

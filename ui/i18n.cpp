@@ -34,4 +34,8 @@ QString install_translations(QCoreApplication& app, const QString& setting) {
     return language;
 }
 
+QString file_filter(const QString& name, const QStringList& patterns) {
+    return name + QStringLiteral(" (") + patterns.join(QLatin1Char(' ')) + QLatin1Char(')');
+}
+
 }  // namespace mtdesk::ui

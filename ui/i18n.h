@@ -17,4 +17,9 @@ QStringList available_ui_languages();
 /// QLocale. Returns the language used ("en" or "zh_CN"). Call once, before widgets exist.
 QString install_translations(QCoreApplication& app, const QString& setting);
 
+/// One entry of a QFileDialog filter: "name (pattern pattern …)". Only the name is translated:
+/// QFileDialog finds the patterns between ASCII parentheses, so a translation that writes them
+/// with full-width ones (as Chinese text does) would hide every file the filter names.
+QString file_filter(const QString& name, const QStringList& patterns);
+
 }  // namespace mtdesk::ui

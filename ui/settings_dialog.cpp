@@ -500,15 +500,17 @@ bool SettingsDialog::exportGlossary(const QString& path) {
 }
 
 void SettingsDialog::chooseGlossaryToImport() {
-    const QString path =
-        QFileDialog::getOpenFileName(this, tr("Import a glossary"), QDir::homePath(),
-                                     tr("Glossaries (*.tsv *.csv *.txt);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Import a glossary"), QDir::homePath(),
+        file_filter(tr("Glossaries"),
+                    {QStringLiteral("*.tsv"), QStringLiteral("*.csv"), QStringLiteral("*.txt")}) +
+            QStringLiteral(";;") + file_filter(tr("All files"), {QStringLiteral("*")}));
     if (!path.isEmpty()) importGlossary(path);
 }
 
 void SettingsDialog::chooseGlossaryExport() {
-    const QString tsv = tr("Tab-separated values (*.tsv)");
-    const QString csv = tr("Comma-separated values (*.csv)");
+    const QString tsv = file_filter(tr("Tab-separated values"), {QStringLiteral("*.tsv")});
+    const QString csv = file_filter(tr("Comma-separated values"), {QStringLiteral("*.csv")});
     QString filter = tsv;
     QString path = QFileDialog::getSaveFileName(this, tr("Export the glossary"),
                                                 QDir::homePath() + QStringLiteral("/glossary.tsv"),
