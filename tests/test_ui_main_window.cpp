@@ -9,6 +9,7 @@
 #include <QCompleter>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QInputMethodEvent>
 #include <QLineEdit>
@@ -194,6 +195,9 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(w.window->targetEdit()->toPlainText(), text);
         QCOMPARE(w.settings.sourceLanguage(), QStringLiteral("fr"));
         QCOMPARE(w.settings.targetLanguage(), QStringLiteral("en"));
+        // New documents take the swapped pair too.
+        QCOMPARE(w.window->documentQueue()->sourceLanguage(), QStringLiteral("fr"));
+        QCOMPARE(w.window->documentQueue()->targetLanguage(), QStringLiteral("en"));
         // Swapping back restores the pickers.
         w.window->swapLanguages();
         QCOMPARE(w.window->sourcePicker()->currentCode(), QStringLiteral("en"));
@@ -379,6 +383,25 @@ class TestUiMainWindow : public QObject {
         const TranslationOptions o = b.translationOptions();
         QCOMPARE(o.mode, SamplingMode::Custom);
         QCOMPARE(o.max_new_tokens, 300);
+    }
+
+    void livePanelVisibilityPersists() {
+        for (const bool shown : {true, false}) {
+            {
+                Window w;
+                QAction* toggle = w.window->findChild<QDockWidget*>(QStringLiteral("livePanel"))
+                                      ->toggleViewAction();
+                if (toggle->isChecked() != shown) toggle->trigger();
+                // Quitting (Ctrl+Q closes the window, then it is destroyed) must not count
+                // as the user hiding the panel.
+                w.window->close();
+            }
+            Window again;
+            QCOMPARE(Settings().livePanelVisible(), shown);
+            QCOMPARE(
+                again.window->findChild<QDockWidget*>(QStringLiteral("livePanel"))->isVisible(),
+                shown);
+        }
     }
 
     void fontSizeChangesAndPersists() {

@@ -172,9 +172,7 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     connect(debounce_, &QTimer::timeout, this, &MainWindow::translateNow);
     connect(source_, &QPlainTextEdit::textChanged, this, &MainWindow::onSourceChanged);
     auto languageChanged = [this] {
-        settings_.setSourceLanguage(sourcePicker_->currentCode());
-        settings_.setTargetLanguage(targetPicker_->currentCode());
-        documents_->setLanguages(sourcePicker_->currentCode(), targetPicker_->currentCode());
+        useChosenLanguages();
         updateDetected();
         if (!source_->toPlainText().trimmed().isEmpty()) debounce_->start();
     };
@@ -253,8 +251,6 @@ void MainWindow::buildMenus() {
     QAction* documentsAction = documentsDock_->toggleViewAction();
     documentsAction->setText(tr("&Documents"));
     view->addAction(documentsAction);
-    connect(livePanelAction_, &QAction::toggled, this,
-            [this](bool on) { settings_.setLivePanelVisible(on); });
     view->addSeparator();
     QAction* bigger = view->addAction(tr("&Larger text"), this, &MainWindow::zoomIn);
     bigger->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
@@ -457,8 +453,7 @@ void MainWindow::swapLanguages() {
         sourcePicker_->setCurrentCode(to);
         targetPicker_->setCurrentCode(from);
     }
-    settings_.setSourceLanguage(sourcePicker_->currentCode());
-    settings_.setTargetLanguage(targetPicker_->currentCode());
+    useChosenLanguages();
     {
         const QSignalBlocker block(source_);
         source_->setPlainText(targetText);
@@ -470,6 +465,12 @@ void MainWindow::swapLanguages() {
     sourceInfo_->setText(targetText.isEmpty() ? QString()
                                               : tr("%n characters", nullptr, targetText.size()));
     if (!targetText.trimmed().isEmpty()) debounce_->start();
+}
+
+void MainWindow::useChosenLanguages() {
+    settings_.setSourceLanguage(sourcePicker_->currentCode());
+    settings_.setTargetLanguage(targetPicker_->currentCode());
+    documents_->setLanguages(sourcePicker_->currentCode(), targetPicker_->currentCode());
 }
 
 void MainWindow::copyTranslation() {
@@ -567,6 +568,8 @@ void MainWindow::zoomReset() {
 void MainWindow::closeEvent(QCloseEvent* event) {
     settings_.setWindowGeometry(saveGeometry());
     settings_.setWindowState(saveState());
+    // Read here, not on each toggle: the panel is hidden too while the window is destroyed.
+    settings_.setLivePanelVisible(!dock_->isHidden());
     settings_.sync();
     QMainWindow::closeEvent(event);
 }

@@ -93,6 +93,8 @@ class MainWindow : public QMainWindow {
     void onError(const QString& message);
     void onStateChanged();
     void updateDetected();
+    /// Saves the pickers' languages and makes them the pair of new documents.
+    void useChosenLanguages();
     void applyFontSize(int points);
     void applySettings();
     void showModelBar(const QString& text);
