@@ -1,6 +1,8 @@
 // ModelDir::open: tiny model directories written by the test (every family, dtype, single and
 // sharded), every rejected checkpoint, and the transformers-made fixtures of tests/data/models.
 
+#include <sys/stat.h>
+
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -356,6 +358,20 @@ void TestModelDir::rejected_data() {
         << "arch" << true << QStringList{"config.json", "GPTNeoXForCausalLM"};
     QTest::newRow("malformed generation_config.json")
         << "bad_generation" << false << QStringList{"generation_config.json", "not valid JSON"};
+    QTest::newRow("config.json padded with NUL bytes")
+        << "nul_config" << false << QStringList{"config.json", "a NUL byte at byte"};
+    QTest::newRow("config.json a FIFO")
+        << "fifo_config" << false << QStringList{"config.json", "not a regular file"};
+    QTest::newRow("config.json a symlink loop")
+        << "loop_config" << false << QStringList{"config.json", "cannot be read"};
+    QTest::newRow("config.json of 300 MiB")
+        << "huge_config" << false << QStringList{"config.json", "300.0 MiB", "256 MiB"};
+    QTest::newRow("generation_config.json a device")
+        << "device_generation" << false
+        << QStringList{"generation_config.json", "not a regular file"};
+    QTest::newRow("shard index a FIFO")
+        << "fifo_index" << false
+        << QStringList{"model.safetensors.index.json", "not a regular file"};
     QTest::newRow("truncated weights")
         << "truncated" << false << QStringList{"model.safetensors", "past the end"};
 }
@@ -427,6 +443,8 @@ void TestModelDir::rejected() {
         cfg.erase("hidden_size");
     } else if (kind == "yarn") {
         cfg["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
+    } else if (kind == "fifo_index") {
+        shards = 2;
     } else if (kind == "arch") {
         cfg["architectures"] = {"GPTNeoXForCausalLM"};
     }
@@ -443,6 +461,22 @@ void TestModelDir::rejected() {
         if (kind == "bad_config") write_file(dir / "config.json", "{\"vocab_size\": ");
         if (kind == "bad_generation") write_file(dir / "generation_config.json", "{,}");
         if (kind == "truncated") fs::resize_file(dir / "model.safetensors", 4000);
+        if (kind == "nul_config")
+            write_file(dir / "config.json", cfg.dump() + std::string(32, '\0') + "junk");
+        if (kind == "fifo_config" || kind == "loop_config" || kind == "huge_config")
+            fs::remove(dir / "config.json");
+        if (kind == "fifo_config") QCOMPARE(::mkfifo((dir / "config.json").c_str(), 0600), 0);
+        if (kind == "loop_config") fs::create_symlink("config.json", dir / "config.json");
+        if (kind == "huge_config") {
+            write_file(dir / "config.json", cfg.dump());
+            fs::resize_file(dir / "config.json", std::uintmax_t{300} << 20);  // sparse
+        }
+        if (kind == "device_generation")
+            fs::create_symlink("/dev/zero", dir / "generation_config.json");
+        if (kind == "fifo_index") {
+            fs::remove(dir / "model.safetensors.index.json");
+            QCOMPARE(::mkfifo((dir / "model.safetensors.index.json").c_str(), 0600), 0);
+        }
     }
     std::vector<std::string> w;
     for (const QString& s : words)

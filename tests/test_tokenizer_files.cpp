@@ -3,6 +3,8 @@
 // tokenizer.json variants built from the hf-gpt2 fixture exercise the components the fixtures do
 // not (added-token flags, Split behaviors, other normalizers, ignore_merges, add_prefix_space).
 
+#include <sys/stat.h>
+
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -488,6 +490,7 @@ class TestTokenizerFiles : public QObject {
             QTest::newRow(name) << std::string(change) << unsupported << std::string(problem);
         };
         row("malformed JSON", "truncate", false, "malformed JSON");
+        row("padded with NUL bytes", "nul padding", false, "a NUL byte at byte");
         row("not an object", "array", false, "expected a JSON object");
         row("no model", "no model", false, "no 'model' object");
         row("WordPiece model", "wordpiece", true, "model type 'WordPiece' is not supported");
@@ -528,6 +531,8 @@ class TestTokenizerFiles : public QObject {
         std::string text;
         if (change == "truncate") {
             text = t.dump().substr(0, 1000);
+        } else if (change == "nul padding") {
+            text = t.dump() + std::string(64, '\0') + "garbage";
         } else if (change == "array") {
             text = "[]";
         } else {
@@ -652,6 +657,29 @@ class TestTokenizerFiles : public QObject {
         expect_error([&] { load_tokenizer(kDataDir / "sentencepiece", 1000); },
                      {"tokenizer.model", "1024 pieces do not fit the model's vocabulary of 1000"});
         QCOMPARE(load_tokenizer(kDataDir / "sentencepiece", 1024)->vocab_size(), 1024);
+    }
+
+    // ---- any tokenizer file: a regular file of a sane size ----------------------------------
+
+    void files_must_be_regular_and_bounded() {
+        const fs::path dir = fresh_dir();
+        const fs::path model = dir / "tokenizer.model";
+        // A FIFO would block the read for ever, a device never end: refused before reading.
+        QCOMPARE(::mkfifo(model.c_str(), 0600), 0);
+        expect_error([&] { load_tokenizer(dir); }, {"tokenizer.model", "not a regular file"});
+        fs::remove(model);
+        fs::create_symlink("/dev/zero", model);
+        expect_error([&] { load_tokenizer(dir); }, {"tokenizer.model", "not a regular file"});
+        fs::remove(model);
+        // Larger than any tokenizer (SentencePiece aborts the process past 2 GiB): refused by
+        // its size, without reading it (the file is sparse).
+        write_file(model, "");
+        fs::resize_file(model, std::uintmax_t{300} << 20);
+        expect_error([&] { load_tokenizer(dir); }, {"tokenizer.model", "300.0 MiB", "256 MiB"});
+        fs::remove(model);
+        // A symlink loop: the system's reason, not "does not exist".
+        fs::create_symlink("tokenizer.json", dir / "tokenizer.json");
+        expect_error([&] { load_tokenizer(dir); }, {"tokenizer.json", "cannot be read"});
     }
 };
 

@@ -321,9 +321,6 @@ std::optional<int64_t> checked_parameter_count(const ModelConfig& c) {
 
 ModelConfig ModelConfig::from_file(const std::filesystem::path& path) {
     const std::string name = path.string();
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw FileError(name, "file does not exist");
-    if (!std::filesystem::is_regular_file(path, ec)) throw FileError(name, "is not a file");
     return from_json(model_detail::read_text_file(name), name);
 }
 
@@ -573,10 +570,11 @@ std::vector<ExpectedTensor> expected_tensors(const ModelConfig& c) {
 
 GenerationConfig GenerationConfig::from_file(const std::filesystem::path& path) {
     GenerationConfig g;
+    // Optional; but one that is there in any form (a broken link, a FIFO) is read, and fails.
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return g;
+    if (std::filesystem::symlink_status(path, ec).type() == std::filesystem::file_type::not_found)
+        return g;
     const std::string name = path.string();
-    if (!std::filesystem::is_regular_file(path, ec)) throw FileError(name, "is not a file");
     const json root =
         model_detail::parse_json(model_detail::read_text_file(name), name, "generation config");
     if (!root.is_object()) throw FileError(name, "generation config is not a JSON object");

@@ -2,9 +2,14 @@
 
 #include "model/json_util.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "mtdesk/error.h"
 
@@ -17,6 +22,13 @@ constexpr int kMaxJsonDepth = 32;
 nlohmann::json parse_json(std::string_view text, const std::string& file, const char* what,
                           std::string* duplicate) {
     using json = nlohmann::json;
+    // nlohmann stops at a NUL byte as at the end of the input, so a file padded or cut off
+    // with zeros (an interrupted download) would otherwise read as valid.
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+        throw FileError(file, fmt::format("{} is not valid JSON: a NUL byte at byte {} (a "
+                                          "damaged or incomplete download?)",
+                                          what, nul));
+    }
     bool too_deep = false;
     std::set<std::string> keys;
     // The callback parser of nlohmann is iterative; discarding anything nested too deeply keeps
@@ -60,13 +72,30 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, const 
     return j;
 }
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string& path, std::uintmax_t max_bytes) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (st.type() == fs::file_type::not_found) throw FileError(path, "file does not exist");
+    if (ec) throw FileError(path, "cannot be read: " + ec.message());
+    if (st.type() == fs::file_type::directory) throw FileError(path, "is a directory, not a file");
+    if (st.type() != fs::file_type::regular) throw FileError(path, "is not a regular file");
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (ec) throw FileError(path, "cannot be read: " + ec.message());
+    if (size > max_bytes) {
+        throw FileError(path, fmt::format("is {:.1f} MiB, more than the {} MiB any file of its "
+                                          "kind needs (a damaged download, or another file?)",
+                                          static_cast<double>(size) / (1 << 20), max_bytes >> 20));
+    }
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw FileError(path, "cannot open for reading");
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    if (!in) throw FileError(path, std::string("cannot be read: ") + std::strerror(errno));
+    // Read at most one byte past the size seen, so a file that grows meanwhile stays bounded.
+    std::string text(static_cast<std::size_t>(size) + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
     if (in.bad()) throw FileError(path, "read error");
-    return ss.str();
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) throw FileError(path, "grew while it was read");
+    return text;
 }
 
 std::string quote_name(std::string_view s) {

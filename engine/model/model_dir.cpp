@@ -56,11 +56,17 @@ std::string unexpected_hint(const std::string& name, const ModelConfig& c) {
 }  // namespace
 
 ModelDir ModelDir::open(const fs::path& dir) {
+    // fs::exists() is false, with `ec` set, for a path it may not look at: say so, rather
+    // than calling an unreadable directory missing.
     std::error_code ec;
-    if (!fs::exists(dir, ec)) throw FileError(dir.string(), "model directory does not exist");
+    if (!fs::exists(dir, ec)) {
+        if (ec) throw FileError(dir.string(), "cannot be read: " + ec.message());
+        throw FileError(dir.string(), "model directory does not exist");
+    }
     if (!fs::is_directory(dir, ec)) throw FileError(dir.string(), "is not a directory");
     const fs::path config_path = dir / "config.json";
     if (!fs::exists(config_path, ec)) {
+        if (ec) throw FileError(config_path.string(), "cannot be read: " + ec.message());
         throw FileError(config_path.string(),
                         "missing: a model directory needs config.json next to its weights");
     }

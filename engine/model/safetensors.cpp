@@ -341,6 +341,10 @@ TensorSet::TensorSet(const std::filesystem::path& model_dir) : dir_(model_dir) {
         add_file(std::make_unique<SafetensorsFile>(single));
         return;
     }
+    for (const fs::path& p : {single, index}) {
+        if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
+            throw FileError(p.string(), "is not a regular file");
+    }
     if (!fs::is_regular_file(index, ec)) {
         std::string problem = "no " + std::string(kSingleFile) + " or " + kIndexFile;
         if (fs::exists(model_dir / "pytorch_model.bin", ec) ||

@@ -8,7 +8,8 @@
 
 namespace mtdesk::detail {
 
-/// The whole content of `path`; FileError naming it when it cannot be read.
+/// The whole content of `path`; FileError naming it when it cannot be read, is not a regular
+/// file or is larger than any tokenizer file (model_detail::read_text_file).
 std::string read_file(const std::filesystem::path& path);
 
 /// Parses `path` as JSON; FileError naming it when it cannot be read or is malformed.

@@ -53,9 +53,15 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir
     if (!fs::exists(model_dir, ec)) throw FileError(dir, "does not exist");
     if (!fs::is_directory(model_dir, ec)) throw FileError(dir, "is not a directory");
     const fs::path config = model_dir / "tokenizer_config.json";
+    // A name that is there in any form (a FIFO, a broken link) is the tokenizer: reading it then
+    // says what is wrong with it, where skipping it would say "no tokenizer found".
+    auto present = [](const fs::path& p) {
+        std::error_code e;
+        return fs::symlink_status(p, e).type() != fs::file_type::not_found && !e;
+    };
 
     fs::path tiktoken = model_dir / "hy.tiktoken";
-    if (!fs::is_regular_file(tiktoken, ec)) {
+    if (!present(tiktoken)) {
         std::vector<fs::path> found;
         for (fs::directory_iterator it(model_dir, ec), end; !ec && it != end; it.increment(ec)) {
             if (it->path().extension() == ".tiktoken" && it->is_regular_file(ec)) {
@@ -78,10 +84,10 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir
     if (!tiktoken.empty()) return detail::TiktokenBpe::load(tiktoken, config, vocab_limit);
 
     const fs::path json = model_dir / "tokenizer.json";
-    if (fs::exists(json, ec)) return detail::HfByteLevelBpe::load(json, config, vocab_limit);
+    if (present(json)) return detail::HfByteLevelBpe::load(json, config, vocab_limit);
 
     const fs::path model = model_dir / "tokenizer.model";
-    if (fs::exists(model, ec)) return detail::SentencePieceTokenizer::load(model, vocab_limit);
+    if (present(model)) return detail::SentencePieceTokenizer::load(model, vocab_limit);
 
     throw FileError(dir,
                     "no tokenizer found (looked for hy.tiktoken, *.tiktoken, tokenizer.json "
