@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <exception>
 
+#include <fmt/format.h>
+
 #include "cli_commands.h"
 #include "mtdesk/error.h"
 
@@ -46,6 +48,17 @@ QString command_help(const QCommandLineParser& p, const QString& command) {
     if (text.startsWith(program))
         text.replace(0, program.size(), QLatin1String("Usage: mtdesk ") + command);
     return text;
+}
+
+long long whole_number_option(const QCommandLineParser& p, const char* name, long long lo,
+                              long long hi) {
+    const QString value = p.value(QString::fromLatin1(name));
+    bool ok = false;
+    const long long v = value.toLongLong(&ok);
+    if (!ok || v < lo || v > hi)
+        throw Error(fmt::format("--{} needs a whole number from {} to {}, got '{}'", name, lo, hi,
+                                value.toStdString()));
+    return v;
 }
 
 int run_cli(int argc, char** argv) {

@@ -19,6 +19,7 @@
 
 #include "cli_commands.h"
 #include "demo_model.h"
+#include "engine_options.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/config.h"
@@ -167,9 +168,7 @@ int cmd_bench(const QStringList& args) {
     if (!device_ok || o.device < 0) throw Error("--device must be cuda, cuda:N or N");
     o.tier = *tier;
     o.kv_cache = *kv_cache;
-    bool kv_ok = false;
-    o.kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&kv_ok);
-    if (!kv_ok || o.kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
+    o.kv_tokens = whole_number_option(p, "kv-tokens", 1, kMaxKvTokensOption);
     o.max_batch = max_batch;
     o.cuda_graphs = !p.isSet(QStringLiteral("no-cuda-graphs"));
     o.programmatic_launch = !p.isSet(QStringLiteral("no-pdl"));

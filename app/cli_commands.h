@@ -20,4 +20,10 @@ int cmd_serve(const QStringList& args);
 /// executable alone, as the subcommand's parser sees it).
 QString command_help(const QCommandLineParser& p, const QString& command);
 
+/// Option `name`'s value (as given, or its default) as a whole number within [lo, hi]. Throws
+/// Error "--NAME needs a whole number from LO to HI, got 'VALUE'" otherwise: a value past the
+/// range never wraps round into a different one.
+long long whole_number_option(const QCommandLineParser& p, const char* name, long long lo,
+                              long long hi);
+
 }  // namespace mtdesk::app

@@ -10,6 +10,7 @@
 
 #include "cli_commands.h"
 #include "demo_model.h"
+#include "engine_options.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
@@ -55,16 +56,17 @@ std::string rope_description(const ModelConfig& c) {
     return "?";
 }
 
-int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, int batch,
-            KvCacheDtype kv) {
+int inspect(const QString& dir_arg, bool json, bool list_tensors, long long context,
+            long long batch, KvCacheDtype kv) {
     const std::filesystem::path dir = dir_arg.toStdString();
     const ModelDir model = ModelDir::open(dir);
     const ModelConfig& c = model.config;
     auto tokenizer = load_tokenizer(dir, c.vocab_size);
     // One sequence cannot hold more than the model's positions; a larger budget only makes
     // sense for several sequences, so the figure is per sequence times the batch at most.
-    const bool clamped = context > c.max_position_embeddings * batch;
-    if (clamped) context = c.max_position_embeddings * batch;
+    const long long most = static_cast<long long>(c.max_position_embeddings) * batch;
+    const bool clamped = context > most;
+    if (clamped) context = most;
     std::string chat;
     try {
         const ChatTemplate t = ChatTemplate::from_model_dir(dir);
@@ -108,7 +110,8 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
                        {"kv_cache", std::string(kv_cache_dtype_name(kv))},
                        {"tiers", {}}};
         for (Tier t : all_tiers()) {
-            const MemoryEstimate e = estimate_memory(c, t, context, batch, kv);
+            const MemoryEstimate e = estimate_memory(c, t, static_cast<std::size_t>(context),
+                                                     static_cast<int>(batch), kv);
             j["memory"]["tiers"][std::string(tier_name(t))] = {{"weights", e.weights},
                                                                {"kv_cache", e.kv_cache},
                                                                {"workspace", e.workspace},
@@ -150,7 +153,8 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, int context, i
     fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", "tier", "weights", "KV cache", "workspace",
                "total");
     for (Tier t : all_tiers()) {
-        const MemoryEstimate e = estimate_memory(c, t, context, batch, kv);
+        const MemoryEstimate e =
+            estimate_memory(c, t, static_cast<std::size_t>(context), static_cast<int>(batch), kv);
         fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", tier_name(t), human_bytes(e.weights),
                    human_bytes(e.kv_cache), human_bytes(e.workspace), human_bytes(e.total()));
     }
@@ -193,11 +197,12 @@ int cmd_models(const QStringList& args) {
         std::fputs("usage: mtdesk models inspect [DIR] [--json] [--tensors]\n", stderr);
         return 2;
     }
-    bool ok1 = false, ok2 = false;
-    const int context = p.value(QStringLiteral("context")).toInt(&ok1);
-    const int batch = p.value(QStringLiteral("batch")).toInt(&ok2);
-    if (!ok1 || !ok2 || context <= 0 || batch <= 0) {
-        std::fputs("mtdesk models: --context and --batch need positive integers\n", stderr);
+    long long context = 0, batch = 0;
+    try {
+        context = whole_number_option(p, "context", 1, kMaxKvTokensOption);
+        batch = whole_number_option(p, "batch", 1, kMaxBatchOption);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "mtdesk models: %s\n", e.what());
         return 2;
     }
     const auto kv = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());

@@ -322,13 +322,8 @@ int cmd_translate(const QStringList& args) {
     auto whole = [&](const char* name, auto& field, long long lo, long long hi) {
         const QString key = QString::fromLatin1(name);
         if (!p.isSet(key)) return;
-        bool ok = false;
-        const long long v = p.value(key).toLongLong(&ok);
-        if (!ok || v < lo || v > hi)
-            throw Error(std::string("--") + name + " needs a whole number from " +
-                        std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
-                        p.value(key).toStdString() + "'");
-        field = static_cast<std::remove_reference_t<decltype(field)>>(v);
+        field = static_cast<std::remove_reference_t<decltype(field)>>(
+            whole_number_option(p, name, lo, hi));
     };
     constexpr long long kIntMax = std::numeric_limits<int>::max();
     real("temperature", options.sampling.temperature);

@@ -1,7 +1,9 @@
 #include "engine_options.h"
 
+#include <cstdio>
 #include <vector>
 
+#include "cli_commands.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
@@ -45,12 +47,24 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
     if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
     const auto kv_cache = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
     if (!kv_cache) throw Error("--kv-cache must be 16bit or int8");
+    const long long kv_tokens = whole_number_option(p, "kv-tokens", 1, kMaxKvTokensOption);
+    const int max_batch = static_cast<int>(whole_number_option(p, "max-batch", 1, kMaxBatchOption));
+    // The CPU engine has none of these (it computes in fp32, one KV cache per request): say so
+    // rather than drop options the user typed without a word.
+    auto cpu = [&p]() -> std::unique_ptr<TranslationEngine> {
+        std::string ignored;
+        for (const char* name : {"tier", "kv-cache", "kv-tokens", "max-batch"}) {
+            if (p.isSet(QString::fromLatin1(name)))
+                ignored += (ignored.empty() ? "--" : ", --") + std::string(name);
+        }
+        if (!ignored.empty())
+            std::fprintf(stderr,
+                         "note: the CPU engine runs this; %s apply to the GPU engine only\n",
+                         ignored.c_str());
+        return nullptr;
+    };
     bool ok = false;
-    const qlonglong kv_tokens = p.value(QStringLiteral("kv-tokens")).toLongLong(&ok);
-    if (!ok || kv_tokens < 1) throw Error("--kv-tokens needs a positive number");
-    const int max_batch = p.value(QStringLiteral("max-batch")).toInt(&ok);
-    if (!ok || max_batch < 1) throw Error("--max-batch needs a positive number");
-    if (device == QLatin1String("cpu")) return nullptr;
+    if (device == QLatin1String("cpu")) return cpu();
     int index = 0;
     if (device.startsWith(QLatin1String("cuda"))) {
         const QString n = device.mid(4);
@@ -63,7 +77,7 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
     }
     const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
     if (gpus.empty()) {
-        if (device == QLatin1String("auto")) return nullptr;
+        if (device == QLatin1String("auto")) return cpu();
 #ifdef MTDESK_HAVE_CUDA
         throw Error(where +
                     ": no CUDA device found (no NVIDIA GPU, or its driver is not "

@@ -14,6 +14,12 @@
 
 namespace mtdesk::app {
 
+/// The largest --max-batch (and `models inspect --batch`): far above what fills a GPU, low
+/// enough that per-sequence buffers and the memory estimate stay meaningful.
+inline constexpr long long kMaxBatchOption = 1024;
+/// The largest --kv-tokens (and `models inspect --context`): positions are 32-bit.
+inline constexpr long long kMaxKvTokensOption = 2147483647;
+
 /// --device's default: $MTDESK_DEVICE when set, else "auto".
 QString default_device();
 
@@ -21,7 +27,8 @@ QString default_device();
 QList<QCommandLineOption> engine_options();
 
 /// The GPU batching engine the parsed options ask for, or null when they choose the CPU
-/// (--device cpu, or auto on a machine without a usable GPU). `cpu_only`: an option the caller
+/// (--device cpu, or auto on a machine without a usable GPU; a note on stderr then names the
+/// GPU-only options given, which the CPU engine ignores). `cpu_only`: an option the caller
 /// has that only the CPU engine supports ("--prompt-style"), named in the error when a GPU is
 /// chosen; null for none. Throws Error naming the option (or MTDESK_DEVICE) for a bad value,
 /// a missing GPU, a build without CUDA; and what make_cuda_engine throws.

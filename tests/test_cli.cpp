@@ -149,6 +149,29 @@ class TestCli : public QObject {
         const qint64 head_dim = j["head_dim"].toInteger();
         QCOMPARE(kv8 * 2 * head_dim, kv16 * (head_dim + 4));
         QCOMPARE(run({"models", "inspect", kModel, "--kv-cache", "fp8"}).code, 2);
+
+        // The budget is clamped to max positions x batch without wrapping round (it used to
+        // overflow into a negative token count), and the KV cache scales with it exactly.
+        const Run big = run(
+            {"models", "inspect", kModel, "--json", "--context", "2147483647", "--batch", "1024"});
+        QCOMPARE(big.code, 0);
+        const QJsonObject mb = QJsonDocument::fromJson(big.out).object()["memory"].toObject();
+        const qint64 positions = j["max_position_embeddings"].toInteger() * 1024;
+        QCOMPARE(mb["context_tokens"].toInteger(), positions);
+        const QJsonObject bf16 = mb["tiers"].toObject()["bf16"].toObject();
+        QCOMPARE(bf16["kv_cache"].toInteger() * 4096, kv16 * positions);
+        QVERIFY(bf16["kv_cache"].toInteger() < bf16["total"].toInteger());
+        for (const char* bad : {"1000000", "0", "-3", "2.5", "1e3"}) {
+            const Run r = run({"models", "inspect", kModel, "--batch", bad});
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.contains("--batch needs a whole number from 1 to 1024, got '" +
+                                    QByteArray(bad) + "'"),
+                     r.err.constData());
+        }
+        const Run context = run({"models", "inspect", kModel, "--context", "99999999999"});
+        QCOMPARE(context.code, 2);
+        QVERIFY2(context.err.contains("--context needs a whole number from 1 to 2147483647"),
+                 context.err.constData());
     }
 
     void inspectText() {
@@ -352,6 +375,19 @@ class TestCli : public QObject {
         QVERIFY_THROWS_EXCEPTION(Error, cuda::parse_step_ops("Attention"));
     }
 
+    void gpuOptionsOnTheCpuAreNamed() {
+        Run r = run({"translate", "--model", kModel, "--to", "zh", "--device", "cpu", "--tier",
+                     "int4", "--max-batch", "8"},
+                    "x\n");
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("note: the CPU engine runs this; --tier, --max-batch apply to the "
+                                "GPU engine only"),
+                 r.err.constData());
+        r = run({"translate", "--model", kModel, "--to", "zh", "--device", "cpu"}, "x\n");
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!r.err.contains("GPU engine only"), r.err.constData());
+    }
+
     void badInputsNameTheProblem() {
         QTemporaryDir dir;
         Run r = run({"translate", "--model", dir.path(), "--to", "zh"}, "x\n");
@@ -363,6 +399,14 @@ class TestCli : public QObject {
         r = run({"models", "inspect", dir.filePath("missing")});
         QCOMPARE(r.code, 1);
         QVERIFY(r.err.contains("missing"));
+        // The engine's sizes are checked before a model is looked at, with their range.
+        r = run({"translate", "--model", kModel, "--to", "zh", "--max-batch", "4294967297"}, "x\n");
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--max-batch needs a whole number from 1 to 1024"),
+                 r.err.constData());
+        r = run({"translate", "--model", kModel, "--to", "zh", "--kv-tokens", "-1"}, "x\n");
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--kv-tokens needs a whole number from 1 to"), r.err.constData());
         // bench checks its profiling switch before it looks for a GPU.
         r = run({"bench", "--model", kModel, "--skip", "qkv,mlp"});
         QCOMPARE(r.code, 1);
