@@ -39,17 +39,17 @@ build: configure
 run: build
 	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then \
 		echo "mtdesk: opening the window with $(MODEL)"; \
-		$(BUILD_DIR)/app/mtdesk gui --model $(MODEL); \
+		$(BUILD_DIR)/app/mtdesk gui --model "$(MODEL)"; \
 	else \
 		echo "mtdesk: no display (\$$DISPLAY and \$$WAYLAND_DISPLAY are unset), so no window;"; \
 		echo "        translating a sample on the command line with $(MODEL) instead:"; \
 		echo; \
 		for lang in zh de fr ru ko; do \
 			printf '%s -> %s: ' "$(SAMPLE)" $$lang; \
-			echo "$(SAMPLE)" | $(BUILD_DIR)/app/mtdesk translate --model $(MODEL) --to $$lang || exit 1; \
+			echo "$(SAMPLE)" | $(BUILD_DIR)/app/mtdesk translate --model "$(MODEL)" --to $$lang || exit 1; \
 		done; \
 		echo; \
-		$(BUILD_DIR)/app/mtdesk models inspect $(MODEL); \
+		$(BUILD_DIR)/app/mtdesk models inspect "$(MODEL)"; \
 	fi
 
 test: build

@@ -23,7 +23,7 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  gui [--model DIR]    open the window\n"
     "  translate --to LANG [--from LANG] [--model DIR] [FILE...]\n"
-    "                       translate stdin to stdout, or each FILE to FILE.<LANG>.<ext>\n"
+    "                       translate stdin to stdout, or each NAME.ext to NAME.<LANG>.ext\n"
     "  translate --to LANG --server URL [--server URL2] [--api-key KEY] [FILE...]\n"
     "                       the same through OpenAI-compatible servers (vLLM, SGLang, serve)\n"
     "  models inspect [DIR] architecture, parameters, tokenizer, tensors, memory per tier\n"

@@ -194,7 +194,10 @@ int cmd_models(const QStringList& args) {
     }
     const QStringList pos = p.positionalArguments();
     if (pos.size() < 1 || pos.size() > 2 || pos[0] != QLatin1String("inspect")) {
-        std::fputs("usage: mtdesk models inspect [DIR] [--json] [--tensors]\n", stderr);
+        std::fputs(
+            "usage: mtdesk models inspect [DIR] [--json] [--tensors] [--context N] "
+            "[--batch N] [--kv-cache TYPE]\n",
+            stderr);
         return 2;
     }
     long long context = 0, batch = 0;

@@ -178,14 +178,16 @@ std::string read_stdin_text() {
 int cmd_translate(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Translates text from stdin to stdout, or each FILE into FILE.<LANG>.<ext> next to it "
-        "(never over an existing file). Documents (.txt in any encoding, .md, .srt, .vtt, .po, "
-        ".html, .docx, Qt .ts) keep their structure: only the text is translated, segment by "
-        "segment. The text of a .pdf is translated into FILE.<LANG>.txt."));
+        "Translates text from stdin to stdout, or each FILE next to it: notes.txt into "
+        "notes.<LANG>.txt (never over an existing file). Documents (.txt in any encoding, .md, "
+        ".srt, .vtt, .po, .html, .docx, Qt .ts) keep their structure: only the text is "
+        "translated, segment by segment. The text of a .pdf is translated into NAME.<LANG>.txt."));
     p.addHelpOption();
+    QStringList formats;
+    for (const std::string& ext : documents::supported_extensions())
+        formats << QStringLiteral(".") + QString::fromStdString(ext);
     p.addPositionalArgument(QStringLiteral("FILE"),
-                            QStringLiteral("Documents: .txt, .md, .srt, .vtt, .po, .html, "
-                                           ".docx, .ts, .pdf"),
+                            QStringLiteral("Documents: ") + formats.join(QStringLiteral(", ")),
                             QStringLiteral("[FILE...]"));
     p.addOptions({
         {{QStringLiteral("m"), QStringLiteral("model")},

@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "documents/document.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/translator.h"
@@ -100,6 +101,12 @@ class TestCli : public QObject {
             QVERIFY2(r.out.startsWith("Usage: mtdesk " + QByteArray(command) + " [options]"),
                      r.out.constData());
         }
+        // translate's help lists every format it reads (it had left out .pot and .htm).
+        const QByteArray help = run({"translate", "--help"}).out.simplified() + ' ';
+        for (const std::string& ext : app::documents::supported_extensions())
+            QVERIFY2(help.contains(" ." + QByteArray::fromStdString(ext) + ",") ||
+                         help.contains(" ." + QByteArray::fromStdString(ext) + " "),
+                     ext.c_str());
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
             env.remove(QString::fromLatin1(var));

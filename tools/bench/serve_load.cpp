@@ -192,12 +192,12 @@ double round1(double x) {
     return std::round(x * 10) / 10;
 }
 
+constexpr const char* kUsage =
+    "usage: serve_load --port N [--host H] [--api-key KEY] [--model NAME] [--clients N] "
+    "[--requests N] [--max-tokens N] [--timeout-s N] [--prompts FILE]\n";
+
 int usage(const char* why) {
-    std::fprintf(stderr,
-                 "serve_load: %s\nusage: serve_load --port N [--host H] [--api-key KEY] "
-                 "[--model NAME] [--clients N] [--requests N] [--max-tokens N] [--timeout-s N] "
-                 "[--prompts FILE]\n",
-                 why);
+    std::fprintf(stderr, "serve_load: %s\n%s", why, kUsage);
     return 2;
 }
 
@@ -207,6 +207,10 @@ int main(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
         if (i + 1 >= argc) return usage(("missing value for " + a).c_str());
         const std::string v = argv[++i];
         auto number = [&](int& field, int min) {
