@@ -35,6 +35,7 @@
 #include "mtdesk/translate/translator.h"
 #include "output_path.h"
 #include "progress_bar.h"
+#include "trained_pairs.h"
 
 namespace mtdesk::app {
 namespace {
@@ -102,20 +103,6 @@ void report_placeholders(const QString& file,
                  qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
 }
 
-/// The languages a model was trained to translate to and from English, when it says so (a
-/// `training_summary.json` with "langs", as the bundled demo model has); empty otherwise.
-std::vector<std::string> trained_languages(const std::string& model_dir) {
-    std::ifstream in(std::filesystem::path(model_dir) / "training_summary.json");
-    if (!in) return {};
-    try {
-        const nlohmann::json j = nlohmann::json::parse(in);
-        if (!j.contains("langs")) return {};
-        return j.at("langs").get<std::vector<std::string>>();
-    } catch (const std::exception&) {
-        return {};  // not a file this check understands
-    }
-}
-
 /// A warning when the model was trained for English <-> `langs` only and the pair is outside
 /// that. `from` is the given source language, or else the one detected in `text` (nullptr when
 /// none was given or found: then only the target is checked). `where` names the input, if
@@ -128,16 +115,8 @@ void warn_untrained_pair(const std::vector<std::string>& langs, const Language* 
         from = detect_language(text).language;
         detected = from != nullptr;
     }
-    auto known = [&](std::string_view code) {
-        return std::find(langs.begin(), langs.end(), code) != langs.end();
-    };
-    const bool ok =
-        from ? (from->code == "en" && known(to.code)) || (to.code == "en" && known(from->code))
-             : known(to.code) || to.code == "en";
-    if (ok) return;
-    std::string list;
-    for (const std::string& l : langs)
-        list += (list.empty() ? "" : ", ") + l;
+    if (!untrained_pair(langs, from, to)) return;
+    const std::string list = language_list(langs);
     const std::string source =
         from ? std::string(from->code) + (detected ? " (detected)" : "") : "(undetected)";
     std::fprintf(stderr,

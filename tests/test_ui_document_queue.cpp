@@ -523,6 +523,37 @@ class TestUiDocumentQueue : public QObject {
         QCOMPARE(read_bytes(again.queue().job(id)->output_path), expected_output(doc, "en", "zh"));
     }
 
+    void untrainedPairsAreMarked() {
+        const QString dir = freshDir();
+        const QString a = dir + QStringLiteral("/a.txt"), b = dir + QStringLiteral("/b.txt");
+        write_bytes(a, lines_document(1));
+        write_bytes(b, lines_document(1));
+        JobQueue queue(dir + QStringLiteral("/state"));  // no engine: the rows stay queued
+        DocumentQueueView view(&queue);
+        view.setLanguages(QStringLiteral("de"), QStringLiteral("zh"));
+        QCOMPARE(view.addPaths({a}).size(), 1);
+        view.setLanguages(QStringLiteral("en"), QStringLiteral("zh"));
+        QCOMPARE(view.addPaths({b}).size(), 1);
+        DocumentQueueModel* model = view.model();
+        auto icon = [&](int row) {
+            return model->index(row, DocumentQueueModel::LanguagesColumn).data(Qt::DecorationRole);
+        };
+        auto tip = [&](int row) {
+            return model->index(row, DocumentQueueModel::LanguagesColumn)
+                .data(Qt::ToolTipRole)
+                .toString();
+        };
+        QVERIFY(!icon(0).isValid() && !icon(1).isValid());  // the model says nothing yet
+        model->setTrainedLanguages({"zh", "de"});
+        QVERIFY(icon(0).isValid());  // de -> zh: no English side
+        QVERIFY2(tip(0).contains(QStringLiteral("between English and zh, de only")),
+                 qPrintable(tip(0)));
+        QVERIFY(!icon(1).isValid());  // en -> zh
+        QVERIFY(!tip(1).contains(QStringLiteral("English and")));
+        model->setTrainedLanguages({});
+        QVERIFY(!icon(0).isValid());
+    }
+
     void formatDuration() {
         QCOMPARE(format_duration(0), QStringLiteral("0:00"));
         QCOMPARE(format_duration(7400), QStringLiteral("0:07"));

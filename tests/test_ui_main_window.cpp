@@ -12,6 +12,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QInputMethodEvent>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -383,6 +384,36 @@ class TestUiMainWindow : public QObject {
         const TranslationOptions o = b.translationOptions();
         QCOMPARE(o.mode, SamplingMode::Custom);
         QCOMPARE(o.max_new_tokens, 300);
+    }
+
+    void untrainedPairIsWarned() {
+        Window w(QStringLiteral("en"), QStringLiteral("bo"));
+        QLabel* warning = w.window->pairWarning();
+        QVERIFY(warning->isHidden());  // the fixture model says nothing of its training
+        w.window->loadModel(QStringLiteral(MTDESK_DEMO_MODEL_DIR));  // English <-> 13 languages
+        QVERIFY(!warning->isHidden());
+        QVERIFY2(warning->text().contains(QStringLiteral("English → Tibetan is outside that")),
+                 qPrintable(warning->text()));
+        QVERIFY(warning->text().contains(QStringLiteral("Uyghur")));
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("zh"));
+        QVERIFY(warning->isHidden());
+        w.window->sourcePicker()->setCurrentCode(QStringLiteral("de"));
+        QVERIFY(warning->text().contains(QStringLiteral("German → Chinese")));
+        QVERIFY(!warning->isHidden());
+        w.window->swapLanguages();  // zh -> de: still no English side
+        QVERIFY(warning->text().contains(QStringLiteral("Chinese → German")));
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("en"));
+        QVERIFY(warning->isHidden());
+        // Detect: the detected source counts.
+        w.window->sourcePicker()->setCurrentCode(QString());
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("ja"));
+        w.window->sourceEdit()->setPlainText(
+            QStringLiteral("Die Datei konnte nicht gespeichert werden, weil der Datenträger voll "
+                           "ist."));
+        w.window->translateNow();
+        QVERIFY2(warning->text().contains(QStringLiteral("German → Japanese")),
+                 qPrintable(warning->text()));
+        QVERIFY(!warning->isHidden());
     }
 
     void livePanelVisibilityPersists() {

@@ -305,6 +305,10 @@ http://gpu2:8000</translation>
         <source>State</source>
         <translation>State</translation>
     </message>
+    <message>
+        <source>This model was trained to translate between English and %1 only: expect a poor translation.</source>
+        <translation>This model was trained to translate between English and %1 only: expect a poor translation.</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::DocumentQueueView</name>
@@ -769,6 +773,18 @@ http://gpu2:8000</translation>
     <message>
         <source>The servers cannot be used: %1</source>
         <translation>The servers cannot be used: %1</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>, </translation>
+    </message>
+    <message>
+        <source>This model was trained to translate between English and %1 only: %2 → %3 is outside that, so expect a poor translation.</source>
+        <translation>This model was trained to translate between English and %1 only: %2 → %3 is outside that, so expect a poor translation.</translation>
+    </message>
+    <message>
+        <source>This model was trained to translate between English and %1 only: %2 is outside that, so expect a poor translation.</source>
+        <translation>This model was trained to translate between English and %1 only: %2 is outside that, so expect a poor translation.</translation>
     </message>
 </context>
 <context>

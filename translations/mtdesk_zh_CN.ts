@@ -305,6 +305,10 @@ http://gpu2:8000</translation>
         <source>State</source>
         <translation>状态</translation>
     </message>
+    <message>
+        <source>This model was trained to translate between English and %1 only: expect a poor translation.</source>
+        <translation>此模型只学过英语与%1之间的翻译：译文质量可能很差。</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::DocumentQueueView</name>
@@ -763,6 +767,18 @@ http://gpu2:8000</translation>
     <message>
         <source>The servers cannot be used: %1</source>
         <translation>无法使用服务器：%1</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source>This model was trained to translate between English and %1 only: %2 → %3 is outside that, so expect a poor translation.</source>
+        <translation>此模型只学过英语与%1之间的翻译：%2 → %3 不在其中，译文质量可能很差。</translation>
+    </message>
+    <message>
+        <source>This model was trained to translate between English and %1 only: %2 is outside that, so expect a poor translation.</source>
+        <translation>此模型只学过英语与%1之间的翻译：%2 不在其中，译文质量可能很差。</translation>
     </message>
 </context>
 <context>

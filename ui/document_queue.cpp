@@ -14,6 +14,7 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QShortcut>
+#include <QStyle>
 #include <QStyledItemDelegate>
 #include <QTimer>
 #include <QToolTip>
@@ -25,6 +26,7 @@
 #include "documents/document.h"
 #include "i18n.h"
 #include "language_picker.h"
+#include "trained_pairs.h"
 
 namespace mtdesk::ui {
 
@@ -326,6 +328,20 @@ QString DocumentQueueModel::stateText(const DocumentJob& job) {
     return {};
 }
 
+void DocumentQueueModel::setTrainedLanguages(std::vector<std::string> languages) {
+    trained_ = std::move(languages);
+    if (!ids_.isEmpty())
+        emit dataChanged(index(0, LanguagesColumn), index(rowCount() - 1, LanguagesColumn));
+}
+
+bool DocumentQueueModel::untrainedPair(const DocumentJob& job) const {
+    const Language* to = find_language(job.target_language.toStdString());
+    const QString from =
+        job.source_language.isEmpty() ? job.detected_language : job.source_language;
+    return to && app::untrained_pair(
+                     trained_, from.isEmpty() ? nullptr : find_language(from.toStdString()), *to);
+}
+
 QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
     const std::optional<DocumentJob> j = job(index.row());
     if (!j || !index.isValid()) return {};
@@ -372,10 +388,18 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
                 return j->output_path.isEmpty()
                            ? j->source_path
                            : tr("%1\n→ %2").arg(j->source_path, j->output_path);
-            case LanguagesColumn:
-                return tr("%1 → %2").arg(
+            case LanguagesColumn: {
+                QString tip = tr("%1 → %2").arg(
                     j->source_language.isEmpty() ? j->detected_language : j->source_language,
                     j->target_language);
+                if (untrainedPair(*j)) {
+                    tip += QLatin1Char('\n') +
+                           tr("This model was trained to translate between English and %1 only: "
+                              "expect a poor translation.")
+                               .arg(QString::fromStdString(app::language_list(trained_)));
+                }
+                return tip;
+            }
             case StateColumn:
                 return j->state == JobState::Failed ? j->error : stateText(*j);
             case RemainingColumn:
@@ -384,6 +408,8 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
                 return {};
         }
     }
+    if (role == Qt::DecorationRole && column == LanguagesColumn && untrainedPair(*j))
+        return QApplication::style()->standardIcon(QStyle::SP_MessageBoxWarning);
     if (role == Qt::ForegroundRole && column == StateColumn && j->state == JobState::Failed)
         return QColor(0xc0, 0x1c, 0x28);
     if (role == Qt::TextAlignmentRole && (column == ElapsedColumn || column == RemainingColumn))

@@ -13,6 +13,8 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "job_queue.h"
 
@@ -68,12 +70,19 @@ class DocumentQueueModel : public QAbstractTableModel {
     /// "English → Chinese", "English (detected) → Chinese", "Detect → Chinese".
     static QString languagesText(const app::DocumentJob& job);
 
+    /// What the model says it was trained on (app::trained_languages(); empty = it says
+    /// nothing). Rows whose pair lies outside get a warning icon and a tooltip that says so.
+    void setTrainedLanguages(std::vector<std::string> languages);
+    /// Whether `job`'s pair (its given or detected source) lies outside those languages.
+    bool untrainedPair(const app::DocumentJob& job) const;
+
   private:
     void onChanged(quint64 id);
     void tick();
 
     app::JobQueue* queue_;
     QList<quint64> ids_;  // rows, in the queue's order
+    std::vector<std::string> trained_;
     QTimer* tick_;
 };
 

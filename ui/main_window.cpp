@@ -29,6 +29,7 @@
 #include "live_panel.h"
 #include "settings.h"
 #include "settings_dialog.h"
+#include "trained_pairs.h"
 
 namespace mtdesk::ui {
 namespace {
@@ -124,9 +125,17 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     grid->setColumnStretch(2, 1);
     grid->setRowStretch(1, 1);
 
+    pairWarning_ = new QLabel(this);
+    pairWarning_->setWordWrap(true);
+    pairWarning_->setAutoFillBackground(true);
+    pairWarning_->setPalette(modelBar_->palette());
+    pairWarning_->setContentsMargins(8, 4, 8, 4);
+    pairWarning_->hide();
+
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->addWidget(modelBar_);
+    layout->addWidget(pairWarning_);
     layout->addLayout(grid, 1);
     setCentralWidget(central);
 
@@ -272,6 +281,9 @@ void MainWindow::buildMenus() {
 void MainWindow::loadConfiguredModel() {
     if (settings_.engineMode() == Settings::EngineMode::Servers) {
         modelBar_->hide();
+        trainedLanguages_.clear();  // the servers' models say nothing of the kind
+        documents_->model()->setTrainedLanguages(trainedLanguages_);
+        updatePairWarning();
         controller_.useServers(settings_.remoteChoice());
         return;
     }
@@ -288,6 +300,9 @@ void MainWindow::loadConfiguredModel() {
 
 void MainWindow::loadModel(const QString& dir) {
     modelBar_->hide();
+    trainedLanguages_ = app::trained_languages(dir.toStdString());
+    documents_->model()->setTrainedLanguages(trainedLanguages_);
+    updatePairWarning();
     controller_.loadModel(dir);
 }
 
@@ -382,14 +397,40 @@ void MainWindow::onSourceChanged() {
         targetInfo_->clear();
         copyButton_->setEnabled(false);
         sourcePicker_->setDetected(QString());
+        updatePairWarning();
         return;
     }
     debounce_->start();
 }
 
 void MainWindow::updateDetected() {
-    if (!sourcePicker_->currentCode().isEmpty()) return;
-    sourcePicker_->setDetected(detect_source_language(source_->toPlainText()));
+    if (sourcePicker_->currentCode().isEmpty())
+        sourcePicker_->setDetected(detect_source_language(source_->toPlainText()));
+    updatePairWarning();
+}
+
+void MainWindow::updatePairWarning() {
+    const QString toCode = targetPicker_->currentCode();
+    QString fromCode = sourcePicker_->currentCode();
+    if (fromCode.isEmpty()) fromCode = sourcePicker_->detected();
+    const Language* to = find_language(toCode.toStdString());
+    const Language* from = fromCode.isEmpty() ? nullptr : find_language(fromCode.toStdString());
+    if (!to || !app::untrained_pair(trainedLanguages_, from, *to)) {
+        pairWarning_->hide();
+        return;
+    }
+    QStringList names;
+    for (const std::string& code : trainedLanguages_)
+        names << language_display_name(QString::fromStdString(code));
+    const QString known = names.join(tr(", "));
+    pairWarning_->setText(
+        from ? tr("This model was trained to translate between English and %1 only: %2 → %3 is "
+                  "outside that, so expect a poor translation.")
+                   .arg(known, language_display_name(fromCode), language_display_name(toCode))
+             : tr("This model was trained to translate between English and %1 only: %2 is "
+                  "outside that, so expect a poor translation.")
+                   .arg(known, language_display_name(toCode)));
+    pairWarning_->show();
 }
 
 void MainWindow::translateNow() {
@@ -471,6 +512,7 @@ void MainWindow::useChosenLanguages() {
     settings_.setSourceLanguage(sourcePicker_->currentCode());
     settings_.setTargetLanguage(targetPicker_->currentCode());
     documents_->setLanguages(sourcePicker_->currentCode(), targetPicker_->currentCode());
+    updatePairWarning();
 }
 
 void MainWindow::copyTranslation() {

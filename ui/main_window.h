@@ -7,6 +7,8 @@
 // document queue shares.
 
 #include <QMainWindow>
+#include <string>
+#include <vector>
 
 #include "translation_controller.h"
 
@@ -66,6 +68,9 @@ class MainWindow : public QMainWindow {
     /// a drop on the window does. Returns the number of rows added.
     int addDocuments(const QStringList& paths);
     QString statusText() const;
+    /// The warning that the chosen pair lies outside what the model was trained on (a model
+    /// that says so, as the bundled demo model does); hidden when the pair is fine.
+    QLabel* pairWarning() const { return pairWarning_; }
     /// The last finished translation exactly as the engine gave it (what Copy copies; the pane
     /// shows it with line ends normalised).
     QString translation() const { return translation_; }
@@ -95,6 +100,7 @@ class MainWindow : public QMainWindow {
     void updateDetected();
     /// Saves the pickers' languages and makes them the pair of new documents.
     void useChosenLanguages();
+    void updatePairWarning();
     void applyFontSize(int points);
     void applySettings();
     void showModelBar(const QString& text);
@@ -114,6 +120,8 @@ class MainWindow : public QMainWindow {
     QPushButton* copyButton_;
     QLabel* sourceInfo_;
     QLabel* targetInfo_;
+    QLabel* pairWarning_;
+    std::vector<std::string> trainedLanguages_;  // app::trained_languages() of the model
     QFrame* modelBar_;
     QLabel* modelBarText_;
     QDockWidget* dock_;
