@@ -14,6 +14,8 @@
 #include <QInputMethodEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -21,6 +23,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -134,6 +137,28 @@ struct Window {
 
 class TestUiMainWindow : public QObject {
     Q_OBJECT
+
+    // No two entries of a menu (nor two menus of the bar) share an Alt letter.
+    static void checkMnemonics(QMainWindow& window) {
+        auto letter = [](const QString& text) {
+            const qsizetype i = text.indexOf(QRegularExpression(QStringLiteral("&[^&]")));
+            return i < 0 ? QString() : text.mid(i + 1, 1).toLower();
+        };
+        auto distinct = [&](const QList<QAction*>& actions, const QString& where) {
+            QMap<QString, QString> seen;
+            for (QAction* a : actions) {
+                const QString l = letter(a->text());
+                if (l.isEmpty()) continue;
+                QVERIFY2(!seen.contains(l),
+                         qPrintable(where + QStringLiteral(": '") + a->text() +
+                                    QStringLiteral("' and '") + seen[l] + QStringLiteral("'")));
+                seen.insert(l, a->text());
+            }
+        };
+        distinct(window.menuBar()->actions(), QStringLiteral("menu bar"));
+        for (QAction* m : window.menuBar()->actions())
+            if (m->menu()) distinct(m->menu()->actions(), m->text());
+    }
 
   private slots:
     void initTestCase() {
@@ -416,6 +441,20 @@ class TestUiMainWindow : public QObject {
         QVERIFY(!warning->isHidden());
     }
 
+    // Keyboard use: typing starts in the text pane, each menu's Alt letters are distinct and
+    // the document table lets Tab leave it.
+    void keyboard() {
+        Window w;
+        QCOMPARE(w.window->focusWidget(), static_cast<QWidget*>(w.window->sourceEdit()));
+        checkMnemonics(*w.window);
+        QVERIFY(!w.window->documentQueue()->findChild<QTableView*>()->tabKeyNavigation());
+        bool settingsShowsCtrlComma = false;
+        for (QAction* a : w.window->findChildren<QAction*>())
+            if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_Comma))
+                settingsShowsCtrlComma = true;
+        QVERIFY(settingsShowsCtrlComma);  // the first shortcut is the one the menu shows
+    }
+
     void livePanelVisibilityPersists() {
         for (const bool shown : {true, false}) {
             {
@@ -589,6 +628,7 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(documents.captured(1), QStringLiteral("文档"));
         QVERIFY(documents.captured(2).split(QLatin1Char(' ')).contains(QStringLiteral("*.txt")));
         QCOMPARE(filters[1], QStringLiteral("所有文件 (*)"));
+        checkMnemonics(*w.window);
         QLocale::setDefault(QLocale::c());
     }
 };

@@ -657,16 +657,16 @@ http://gpu2:8000</translation>
         <translation>&amp;Live panel</translation>
     </message>
     <message>
-        <source>&amp;Larger text</source>
-        <translation>&amp;Larger text</translation>
+        <source>La&amp;rger text</source>
+        <translation>La&amp;rger text</translation>
     </message>
     <message>
         <source>&amp;Smaller text</source>
         <translation>&amp;Smaller text</translation>
     </message>
     <message>
-        <source>&amp;Default text size</source>
-        <translation>&amp;Default text size</translation>
+        <source>Default text si&amp;ze</source>
+        <translation>Default text si&amp;ze</translation>
     </message>
     <message>
         <source>&amp;Help</source>

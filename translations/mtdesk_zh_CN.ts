@@ -653,16 +653,16 @@ http://gpu2:8000</translation>
         <translation>实时面板(&amp;L)</translation>
     </message>
     <message>
-        <source>&amp;Larger text</source>
-        <translation>放大文字(&amp;L)</translation>
+        <source>La&amp;rger text</source>
+        <translation>放大文字(&amp;R)</translation>
     </message>
     <message>
         <source>&amp;Smaller text</source>
         <translation>缩小文字(&amp;S)</translation>
     </message>
     <message>
-        <source>&amp;Default text size</source>
-        <translation>默认文字大小(&amp;D)</translation>
+        <source>Default text si&amp;ze</source>
+        <translation>默认文字大小(&amp;Z)</translation>
     </message>
     <message>
         <source>&amp;Help</source>

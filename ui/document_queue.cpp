@@ -467,6 +467,8 @@ DocumentQueueView::DocumentQueueView(JobQueue* queue, QWidget* parent)
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    // Tab leaves the table (arrows move within it), so a long queue is no trap for the keyboard.
+    table_->setTabKeyNavigation(false);
     table_->setShowGrid(false);
     table_->setAlternatingRowColors(true);
     table_->setWordWrap(false);

@@ -220,6 +220,7 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     dock_->setVisible(settings_.livePanelVisible());
     documentsDock_->setVisible(jobQueue_->count() > 0);
     onStateChanged();
+    source_->setFocus();  // typing at once types text, not a language search
 }
 
 MainWindow::~MainWindow() {
@@ -233,7 +234,12 @@ void MainWindow::buildMenus() {
     QAction* open = file->addAction(tr("&Model directory…"), this, &MainWindow::showSettings);
     open->setShortcut(QKeySequence::Open);
     QAction* prefs = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
-    prefs->setShortcuts({QKeySequence::Preferences, QKeySequence(Qt::CTRL | Qt::Key_Comma)});
+    // The platform's Preferences key first, where it has one (the menu shows the first);
+    // Ctrl+, everywhere.
+    QList<QKeySequence> prefsKeys = QKeySequence::keyBindings(QKeySequence::Preferences);
+    prefsKeys.removeAll(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+    prefsKeys.prepend(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+    prefs->setShortcuts(prefsKeys);
     QAction* documents = file->addAction(tr("Translate &documents…"), this, [this] {
         documentsDock_->show();
         documents_->addFiles();
@@ -261,11 +267,11 @@ void MainWindow::buildMenus() {
     documentsAction->setText(tr("&Documents"));
     view->addAction(documentsAction);
     view->addSeparator();
-    QAction* bigger = view->addAction(tr("&Larger text"), this, &MainWindow::zoomIn);
+    QAction* bigger = view->addAction(tr("La&rger text"), this, &MainWindow::zoomIn);
     bigger->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
     QAction* smaller = view->addAction(tr("&Smaller text"), this, &MainWindow::zoomOut);
     smaller->setShortcut(QKeySequence::ZoomOut);
-    QAction* reset = view->addAction(tr("&Default text size"), this, &MainWindow::zoomReset);
+    QAction* reset = view->addAction(tr("Default text si&ze"), this, &MainWindow::zoomReset);
     reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
