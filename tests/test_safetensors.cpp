@@ -411,6 +411,12 @@ void TestSafetensors::badInput_data() {
     auto entry = [](const std::string& fields) { return R"({"t":{)" + fields + "}}"; };
 
     QTest::newRow("empty file") << std::string() << "truncated" << false;
+    QTest::newRow("bytes appended after the last tensor")
+        << raw_file(entry(R"("dtype":"F32","shape":[4],"data_offsets":[0,16])"), t4 + "junk")
+        << "4 bytes after the last tensor" << false;
+    QTest::newRow("a hole before a tensor")
+        << raw_file(entry(R"("dtype":"F32","shape":[3],"data_offsets":[4,16])"), t4)
+        << "bytes 0 to 4 of the data buffer belong to no tensor" << false;
     QTest::newRow("5 bytes") << std::string("\x10\0\0\0\0", 5) << "truncated" << false;
     QTest::newRow("header length past the end")
         << (u64le(1000) + R"({"a":1})") << "past the end" << false;
@@ -666,6 +672,9 @@ void TestSafetensors::badSet_data() {
     QTest::newRow("shard outside the directory") << "escape"
                                                  << "model.safetensors.index.json"
                                                  << "outside";
+    QTest::newRow("shard name longer than any path") << "long_name"
+                                                     << "model.safetensors.index.json"
+                                                     << "names a file of 100000 bytes";
     QTest::newRow("truncated shard") << "truncated_shard"
                                      << "model-00001-of-00002.safetensors"
                                      << "truncated";
@@ -709,6 +718,8 @@ void TestSafetensors::badSet() {
         map["b"] = 2;
     } else if (kind == "escape") {
         map["b"] = "../" + s2;
+    } else if (kind == "long_name") {
+        map["b"] = std::string(100000, 'x');
     } else if (kind == "truncated_shard") {
         write_bytes(dir / s1, shard1.substr(0, 20));
         write_shard1 = false;

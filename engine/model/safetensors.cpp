@@ -289,6 +289,23 @@ std::vector<TensorView> SafetensorsFile::parse(std::span<const std::byte> bytes,
         }
         if (!furthest || r.end > furthest->end) furthest = &r;
     }
+    // The format wants the data buffer indexed entirely, without holes (as the reference
+    // implementation checks): bytes no tensor covers mean a damaged file, or one appended to.
+    uint64_t covered = 0;
+    for (const Range& r : ranges) {
+        if (r.begin == r.end) continue;
+        if (r.begin > covered) {
+            throw FileError(name, "bytes " + std::to_string(covered) + " to " +
+                                      std::to_string(r.begin) + " of the data buffer belong to " +
+                                      "no tensor (the format allows no holes: a damaged file?)");
+        }
+        covered = std::max(covered, r.end);
+    }
+    if (covered != data_size) {
+        throw FileError(name, std::to_string(data_size - covered) +
+                                  " bytes after the last tensor belong to no tensor (the format "
+                                  "allows none: a damaged file, or something appended to it?)");
+    }
 
     // Return the tensors in file order (sequential reads page in the mapping front to back).
     std::vector<TensorView> ordered;
@@ -375,6 +392,13 @@ TensorSet::TensorSet(const std::filesystem::path& model_dir) : dir_(model_dir) {
                             "weight_map entry " + quote_name(it.key()) + " is not a file name");
         }
         const std::string& shard = it.value().get_ref<const std::string&>();
+        // Longer than any path Linux can open (PATH_MAX): said here, quoted short, rather than
+        // echoed whole in a message about a missing shard.
+        if (shard.size() >= 4096) {
+            throw FileError(index_name, "weight_map entry " + quote_name(it.key()) +
+                                            " names a file of " + std::to_string(shard.size()) +
+                                            " bytes, longer than any path: " + quote_name(shard));
+        }
         if (!is_safe_relative(shard)) {
             throw FileError(index_name,
                             "weight_map entry " + quote_name(it.key()) +
