@@ -389,6 +389,14 @@ class TestServe : public QObject {
         QVERIFY(j["usage"]["completion_tokens"].get<int>() > 0);
         QVERIFY(j["timings"]["total_ms"].get<double>() > 0);
         JSON_EQ(j["missing_terms"], json::parse(R"([{"source": "file", "target": "Zzyzx"}])"));
+        JSON_EQ(j["truncated_lines"], json::array());  // every line ended at a stop token
+
+        // Answers cut at max_tokens say so, by line (the blank line 2 has none).
+        json cut = body;
+        cut["max_tokens"] = 1;
+        const json c = post("/v1/translate", cut.dump()).parsed();
+        JSON_EQ(c["truncated_lines"], json::parse("[1, 3, 4]"));
+        JSON_EQ(c["usage"]["completion_tokens"], 3);
 
         // Without a source: detected, and reported as such.
         const json detected =

@@ -410,6 +410,9 @@ class TestServeProtocol : public QObject {
         JSON_EQ(j["usage"]["total_tokens"], 12);
         QCOMPARE(j["timings"]["queued_ms"].get<double>(), 1.3);
         JSON_EQ(j["missing_terms"], json::parse(R"([{"source": "file", "target": "Akte"}])"));
+        JSON_EQ(j["truncated_lines"], json::array());
+        a.truncated_lines = {2, 5};
+        JSON_EQ(json::parse(translate_body(a))["truncated_lines"], json::parse("[2, 5]"));
     }
 
     void health() {

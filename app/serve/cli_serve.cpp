@@ -141,7 +141,8 @@ int cmd_serve(const QStringList& args) {
         {QStringLiteral("max-body-bytes"), QStringLiteral("Largest request body accepted."),
          QStringLiteral("N"), QStringLiteral("1048576")},
         {QStringLiteral("max-prompt-tokens"),
-         QStringLiteral("Longest prompt accepted, in tokens (0: the model's context less one)."),
+         QStringLiteral("Longest chat prompt accepted, in tokens (0: the model's context less "
+                        "one). /v1/translate cuts its text to fit instead."),
          QStringLiteral("N"), QStringLiteral("0")},
         {QStringLiteral("max-tokens"),
          QStringLiteral("Most tokens one answer may ask for (and the bound when a request "

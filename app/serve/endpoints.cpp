@@ -287,6 +287,13 @@ Reply Endpoints::translate(std::string_view body, const std::function<bool()>& c
                 failure = "line " + std::to_string(i + 1) + ": " + o->error;
             answer.translation += single_line(o->text);
             ++answer.segments;
+            // As a chat's finish_reason: an answer as long as its bound ended for its length.
+            const int source_tokens =
+                static_cast<int>(translator_.tokenizer().encode(lines[i].body).size());
+            if (o->status == JobOutcome::Status::Done &&
+                o->generated_tokens >= translator_.output_bound(source_tokens, o->prompt_tokens,
+                                                                options.max_new_tokens))
+                answer.truncated_lines.push_back(static_cast<int>(i) + 1);
             answer.usage.prompt_tokens += o->prompt_tokens;
             answer.usage.completion_tokens += o->generated_tokens;
             answer.queued_ms = std::max(answer.queued_ms, o->queued_ms);

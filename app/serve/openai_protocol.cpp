@@ -424,6 +424,7 @@ std::string translate_body(const TranslateAnswer& a) {
     j["missing_terms"] = ordered::array();
     for (const GlossaryEntry& e : a.missing_terms)
         j["missing_terms"].push_back({{"source", e.source}, {"target", e.target}});
+    j["truncated_lines"] = a.truncated_lines;
     return dump(j);
 }
 

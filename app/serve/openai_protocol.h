@@ -136,11 +136,15 @@ struct TranslateAnswer {
     double queued_ms = 0;                      ///< longest wait of a line for the engine
     double total_ms = 0;                       ///< request received -> answer ready
     std::vector<GlossaryEntry> missing_terms;  ///< glossary terms the translation lacks
+    /// Lines (1-based, blank ones counted) whose answer reached the token limit (`max_tokens`
+    /// or Translator::output_bound) rather than ending at a stop token: probably cut short.
+    std::vector<int> truncated_lines;
 };
 
 /// {"object": "translation", "model", "translation", "source", "detected_source", "target",
 /// "segments", "usage": {...}, "timings": {"queued_ms", "total_ms"}, "missing_terms":
-/// [{"source", "target"}]}; languages as their codes, null when absent.
+/// [{"source", "target"}], "truncated_lines": [N, ...]}; languages as their codes, null when
+/// absent.
 std::string translate_body(const TranslateAnswer& answer);
 
 /// What GET /health reports.
