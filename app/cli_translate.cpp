@@ -429,6 +429,12 @@ int cmd_translate(const QStringList& args) {
                          doc.segments.size() == 1 ? "" : "s",
                          format_duration(bar.elapsed()).c_str());
             report_placeholders(file, documents::check_placeholders(doc, translations));
+            if (const std::size_t n = format->entries_marked_for_review(doc, translations)) {
+                std::fprintf(stderr,
+                             "mtdesk: %s: %zu entr%s marked fuzzy with the source text kept (the "
+                             "translation was empty, or changed placeholders or line breaks)\n",
+                             qPrintable(file), n, n == 1 ? "y" : "ies");
+            }
         } catch (const FileError& e) {
             // One broken file does not stop the others.
             bar.finish();

@@ -203,16 +203,31 @@ class TestDocuments : public QObject {
         QVERIFY(out.contains("msgstr[0] \"«%d file»\"\nmsgstr[1] \"«%d files»\"\n"));
         QVERIFY(out.contains("msgstr \"«Hello %(name)s, you have {count} new messages»\""));
         QVERIFY(!out.contains("fuzzy"));
+        QCOMPARE(format_for(path).entries_marked_for_review(doc, translate_segments(doc, mark)),
+                 std::size_t(0));
 
         // A translator that loses placeholders: those entries get the source text and "fuzzy",
         // never a broken msgstr; the others are translated.
-        const QByteArray lossy = translate_with(path, [](const std::string& s) {
+        const auto lose = [](const std::string& s) {
             std::string t = "X " + s;
             for (const char* p : {"%d", "%s", "%1", "{count}", "%(name)s"})
                 for (std::size_t at; (at = t.find(p)) != std::string::npos;)
                     t.erase(at, std::strlen(p));
             return t;
-        });
+        };
+        const QByteArray lossy = translate_with(path, lose);
+        // What the command line reports: as many entries as gained the flag.
+        QCOMPARE(format_for(path).entries_marked_for_review(doc, translate_segments(doc, lose)),
+                 std::size_t(lossy.count("fuzzy") - in.count("fuzzy")));
+        QCOMPARE(lossy.count("fuzzy") - in.count("fuzzy"), 4);
+        // An empty translation is marked too.
+        const auto blank_open = [](const std::string& s) {
+            return s == "Open file" ? std::string(" ") : s;
+        };
+        QVERIFY(translate_with(path, blank_open).contains("#, fuzzy\nmsgid \"Open file\""));
+        QCOMPARE(
+            format_for(path).entries_marked_for_review(doc, translate_segments(doc, blank_open)),
+            std::size_t(1));
         QCOMPARE(po_without_msgstr(lossy), po_without_msgstr(in));
         QVERIFY(
             lossy.contains("#, c-format, fuzzy\nmsgid \"Copied %d files to %s\"\nmsgstr "

@@ -99,6 +99,16 @@ class DocumentFormat {
     /// Extension of the translated file (without the dot) when it differs from the source's:
     /// "txt" for text taken out of a PDF. Default: "" (same as the source).
     virtual std::string output_extension() const { return {}; }
+    /// How many entries write() marks for review instead of translating them (PO: "fuzzy",
+    /// with the source kept, for an empty translation or changed placeholders), so that the
+    /// caller can say so. Default: 0 (formats without such a mark; check_placeholders()
+    /// finds their doubtful segments).
+    virtual std::size_t entries_marked_for_review(
+        const Document& doc, const std::vector<std::string>& translations) const {
+        (void)doc;
+        (void)translations;
+        return 0;
+    }
 };
 
 /// The format for `path`'s extension (case-insensitive), or nullptr.

@@ -318,6 +318,17 @@ struct Item {
     std::size_t first = 0, last = 0;  // line indices
 };
 
+// Whether every msgstr of a translated entry can be written as translated: not empty, and
+// with the placeholders and line breaks of its source.
+bool usable(const PoEntry& e, const Document& doc, const std::vector<std::string>& translations) {
+    for (const MsgstrSlot& s : e.targets) {
+        const std::string& src = doc.segments[static_cast<std::size_t>(s.segment)];
+        const std::string& tr = translations[static_cast<std::size_t>(s.segment)];
+        if (is_blank(tr) || po_placeholders(src) != po_placeholders(tr)) return false;
+    }
+    return true;
+}
+
 class PoFormat : public DocumentFormat {
   public:
     std::vector<std::string> extensions() const override { return {"po", "pot"}; }
@@ -373,6 +384,14 @@ class PoFormat : public DocumentFormat {
         return doc;
     }
 
+    std::size_t entries_marked_for_review(
+        const Document& doc, const std::vector<std::string>& translations) const override {
+        const PoState& state = checked_state<PoState>(doc, translations, "a PO document");
+        return static_cast<std::size_t>(std::count_if(
+            state.entries.begin(), state.entries.end(),
+            [&](const PoEntry& e) { return e.translate && !usable(e, doc, translations); }));
+    }
+
     QByteArray write(const Document& doc,
                      const std::vector<std::string>& translations) const override {
         const PoState* state = &checked_state<PoState>(doc, translations, "a PO document");
@@ -385,12 +404,7 @@ class PoFormat : public DocumentFormat {
             }
             out += e.literal;
             if (!e.translate) continue;
-            bool ok = true;
-            for (const MsgstrSlot& s : e.targets) {
-                const std::string& src = doc.segments[static_cast<std::size_t>(s.segment)];
-                const std::string& tr = translations[static_cast<std::size_t>(s.segment)];
-                if (is_blank(tr) || po_placeholders(src) != po_placeholders(tr)) ok = false;
-            }
+            const bool ok = usable(e, doc, translations);
             std::string flags = e.flags_line;
             if (!ok && flags.find("fuzzy") == std::string::npos)
                 flags = flags.empty() ? "#, fuzzy" : flags + ", fuzzy";
