@@ -734,7 +734,8 @@ void TestConfig::rejected_data() {
         << hy({{"rope_scaling", {{"type", "dynamic"}, {"alpha", 0}, {"factor", 2.0}}}}) << true
         << "dynamic";
     QTest::newRow("llama dynamic with alpha")
-        << llama({{"rope_scaling", {{"type", "dynamic"}, {"alpha", 1000.0}}}}) << true << "dynamic";
+        << llama({{"rope_scaling", {{"type", "dynamic"}, {"alpha", 1000.0}}}}) << true
+        << "Hunyuan's NTK-alpha RoPE, which LlamaForCausalLM does not have";
     QTest::newRow("yarn")
         << qwen2(
                {{"rope_scaling",

@@ -646,7 +646,12 @@ class TestTokenizerFiles : public QObject {
         const fs::path dir = fresh_dir();
         write_file(dir / "tokenizer.model", "this is not a protobuf");
         expect_error([&] { load_tokenizer(dir); },
-                     {"tokenizer.model", "not a SentencePiece model"});
+                     {"tokenizer.model", "not a SentencePiece model (its bytes do not parse"});
+        try {  // in words, not the library's source location
+            load_tokenizer(dir);
+        } catch (const FileError& e) {
+            QVERIFY2(std::string(e.what()).find(".cc(") == std::string::npos, e.what());
+        }
         write_file(dir / "tokenizer.model", "");
         expect_error([&] { load_tokenizer(dir); }, {"tokenizer.model"});
         // Truncated real model.

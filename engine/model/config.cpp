@@ -270,9 +270,15 @@ void parse_rope(const Fields& top, ModelConfig& c) {
         c.rope_high_freq_factor = *high;
         c.rope_original_max_position = static_cast<int>(*original);
     } else if (type == "dynamic") {
-        top.unsupported(
-            "rope type 'dynamic' without an alpha (length-dependent dynamic NTK "
-            "scaling) is not supported");
+        // Only HunYuanDenseV1 reads an alpha; for the others "dynamic" is length-dependent NTK.
+        top.unsupported(alpha && !hunyuan
+                            ? "rope type 'dynamic' with an alpha is Hunyuan's NTK-alpha RoPE, "
+                              "which " +
+                                  c.architecture_name +
+                                  " does not have (is the architecture right?); its own "
+                                  "length-dependent dynamic NTK scaling is not supported"
+                            : "rope type 'dynamic' without an alpha (length-dependent dynamic "
+                              "NTK scaling) is not supported");
     } else {
         top.unsupported("rope type " + quote_name(type) +
                         " is not supported (mtdesk implements default, linear, llama3 and "

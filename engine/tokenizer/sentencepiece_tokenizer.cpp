@@ -62,7 +62,13 @@ std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::load(
     std::unique_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
     const sentencepiece::util::Status status = tok->sp_->LoadFromSerializedProto(serialized);
     if (!status.ok()) {
-        throw FileError(file, fmt::format("not a SentencePiece model: {}", status.ToString()));
+        // The library's message for bytes that are no model is its own source location
+        // ("./src/sentencepiece_processor.cc(232) [model_proto->ParseFromArray(...)]").
+        const std::string why = status.ToString();
+        throw FileError(file, why.find("ParseFromArray") != std::string::npos
+                                  ? "not a SentencePiece model (its bytes do not parse as one: "
+                                    "damaged, cut short, or another kind of file)"
+                                  : "not a SentencePiece model: " + why);
     }
     tok->vocab_size_ = tok->sp_->GetPieceSize();
     if (tok->vocab_size_ <= 0) throw FileError(file, "the model has no pieces");
