@@ -37,6 +37,7 @@
 #include "mtdesk/runtime/generate.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translation_engine.h"
+#include "test_files.h"
 
 using namespace mtdesk;
 namespace fs = std::filesystem;
@@ -1166,6 +1167,39 @@ class TestCudaEngine : public QObject {
         QVERIFY(files >= 8 * 4 + 1);  // 4 linear layers per layer + the output layer
         QCOMPARE(outputs[1], outputs[0]);
         QVERIFY(!outputs[0].empty());
+    }
+
+    // A tied checkpoint that ships an lm_head.weight too: the embedding is the output layer, as
+    // on the CPU engine (test_cpu_parity), in a 16-bit tier and in a cached quantised one.
+    void tiedIgnoresAnLmHeadCopy() {
+        const fs::path original = kData / "models" / "hunyuan-tied";
+        const ModelConfig config = ModelDir::open(original).config;
+        QVERIFY(config.tie_word_embeddings);
+        QTemporaryDir tmp, cache;
+        const fs::path copy = tmp.path().toStdString();
+        QVERIFY(
+            test::copy_with_zero_lm_head(original, copy, config.vocab_size, config.hidden_size));
+        const test::Golden golden(kData / "goldens" / "hunyuan-tied.safetensors");
+        const auto ids = golden.ids("input_ids");
+        for (Tier tier : {Tier::BF16, Tier::INT4}) {
+            cuda::CudaEngineOptions o = options(tier, 4096, 8);
+            o.quant_cache_dir = cache.path().toStdString();
+            std::vector<std::vector<float>> logits;
+            for (const fs::path& dir : {original, copy}) {
+                auto lm = cuda::load_cuda_causal_lm(dir, o);
+                auto state = lm->new_state(static_cast<int>(ids.size()));
+                logits.emplace_back(ids.size() * config.vocab_size);
+                lm->forward(*state, ids, logits.back(), true);
+            }
+            QVERIFY2(logits[0] == logits[1], tier_name(tier).data());
+        }
+        bool cached = false;  // the output layer cached under its own name
+        for (const auto& e : fs::recursive_directory_iterator(cache.path().toStdString()))
+            cached = cached || e.path().filename() == "lm_head.tied";
+        QVERIFY(cached);
+        qInfo(
+            "tied with an lm_head.weight copy: logits identical to the plain tied model (bf16, "
+            "int4 from the cache)");
     }
 
     // A budget that cannot fit fails cleanly with the figures, and leaves nothing behind.

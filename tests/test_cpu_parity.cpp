@@ -2,6 +2,7 @@
 // tools/fixtures/make_fixtures.py, with golden logits and greedy continuations computed by
 // transformers in fp32 (tests/data/goldens/<name>.safetensors).
 
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/model/safetensors.h"
 #include "mtdesk/runtime/generate.h"
+#include "test_files.h"
 
 using namespace mtdesk;
 namespace fs = std::filesystem;
@@ -163,7 +165,30 @@ class TestCpuParity : public QObject {
         QCOMPARE(int(r.finish), int(FinishReason::Length));
     }
 
-    // (d) The chat-template prompt of the Hunyuan fixture.
+    // (d) A tied checkpoint that ships an lm_head.weight too (as published ones do) is tied, as
+    // transformers ties it: the copy is ignored, even one that differs (here: zeros).
+    void tied_ignores_an_lm_head_copy() {
+        Fixture& f = fixture("hunyuan-tied");
+        QVERIFY(f.model->config().tie_word_embeddings);
+        QTemporaryDir tmp;
+        const fs::path dir = tmp.path().toStdString();
+        const int vocab = f.model->config().vocab_size, hidden = f.model->config().hidden_size;
+        QVERIFY(
+            test::copy_with_zero_lm_head(kData / "models" / "hunyuan-tied", dir, vocab, hidden));
+        const ModelDir copy = ModelDir::open(dir);
+        QVERIFY(copy.tensors->find("lm_head.weight") != nullptr);
+        const std::unique_ptr<CpuModel> model = CpuModel::load(copy);
+        const auto ids = f.golden->ids("input_ids");
+        std::vector<float> want(ids.size() * vocab), got(ids.size() * vocab);
+        auto a = f.model->new_state(static_cast<int>(ids.size()));
+        f.model->forward(*a, ids, want, /*all_positions=*/true);
+        auto b = model->new_state(static_cast<int>(ids.size()));
+        model->forward(*b, ids, got, /*all_positions=*/true);
+        QVERIFY(got == want);
+        QVERIFY(relative_error(got, f.golden->at("logits").to_fp32()) <= kRelTolerance);
+    }
+
+    // (e) The chat-template prompt of the Hunyuan fixture.
     void chat_greedy() {
         Fixture& f = fixture("hunyuan-gqa-alpha");
         const auto prompt = f.golden->ids("chat_prompt");

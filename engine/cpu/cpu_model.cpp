@@ -113,7 +113,9 @@ std::unique_ptr<CpuModel> CpuModel::load(const ModelDir& dir, int threads) {
     const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
     m.embed = m.load(ts, "model.embed_tokens.weight", {c.vocab_size, hidden});
     m.final_norm = m.load(ts, "model.norm.weight", {hidden});
-    if (c.tie_word_embeddings && ts.find("lm_head.weight") == nullptr) {
+    // Tied: the embedding is the output layer, and an lm_head.weight the checkpoint ships too is
+    // ignored, as transformers (tie_weights) and vLLM do.
+    if (c.tie_word_embeddings) {
         m.lm_head = m.embed.data();
     } else {
         m.lm_head_own = m.load(ts, "lm_head.weight", {c.vocab_size, hidden});

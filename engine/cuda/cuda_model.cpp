@@ -677,10 +677,12 @@ class CudaModelImpl final : public CudaModel {
             layers_.push_back(std::move(L));
         }
         if (progress) progress(steps - 1, steps, "output layer");
-        const bool tied = c.tie_word_embeddings && ts.find("lm_head.weight") == nullptr;
-        lm_head_ =
-            linear_of(ts, "lm_head",
-                      {tied ? std::string("model.embed_tokens.weight") : "lm_head.weight"}, hidden);
+        // Tied: the embedding, even when the checkpoint ships an lm_head.weight too (as the CPU
+        // engine and transformers do). Cached under its own name: a cache filled before from
+        // such an lm_head.weight is not reused.
+        const bool tied = c.tie_word_embeddings;
+        lm_head_ = tied ? linear_of(ts, "lm_head.tied", {"model.embed_tokens.weight"}, hidden)
+                        : linear_of(ts, "lm_head", {"lm_head.weight"}, hidden);
 
         make_rope_tables();
         if (progress) progress(steps, steps, "done");
