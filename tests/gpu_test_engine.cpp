@@ -1194,9 +1194,12 @@ class TestCudaEngine : public QObject {
             QVERIFY2(logits[0] == logits[1], tier_name(tier).data());
         }
         bool cached = false;  // the output layer cached under its own name
-        for (const auto& e : fs::recursive_directory_iterator(cache.path().toStdString()))
-            cached = cached || e.path().filename() == "lm_head.tied";
-        QVERIFY(cached);
+        std::string files;
+        for (const auto& e : fs::recursive_directory_iterator(cache.path().toStdString())) {
+            cached = cached || e.path().filename() == "lm_head.tied.qt";
+            files.append(" ").append(e.path().filename().string());
+        }
+        QVERIFY2(cached, files.c_str());
         qInfo(
             "tied with an lm_head.weight copy: logits identical to the plain tied model (bf16, "
             "int4 from the cache)");
