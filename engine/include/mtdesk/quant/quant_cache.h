@@ -59,7 +59,8 @@ class QuantCache {
     std::filesystem::path entry_dir(const std::string& key) const;
 
     /// The file that holds `tensor_name` under `key`: the name with every byte outside
-    /// [A-Za-z0-9_.-] (and a leading '.') written as %XX, so distinct names never share a file.
+    /// [A-Za-z0-9_.-] (and a leading '.') written as %XX, so distinct names never share a file,
+    /// and ".qt" after it ("model.layers.0.qkv.qt").
     /// Throws mtdesk::Error for an invalid key or an empty name.
     std::filesystem::path tensor_path(const std::string& key, const std::string& tensor_name) const;
 
