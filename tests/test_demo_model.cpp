@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "chrf.h"
+#include "mtdesk/tokenizer/tokenizer.h"
 #include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/segmenter.h"
 #include "mtdesk/translate/translator.h"
 
 using namespace mtdesk;
@@ -139,6 +141,48 @@ class TestDemoModel : public QObject {
             QVERIFY2(counts.first >= counts.second - 2, direction.c_str());
         // Measured 56.60; the floor of copying the source is 14.19.
         QVERIFY2(chrf >= 54.0, "chrF fell below the threshold");
+    }
+
+    // The demo model was trained on sequences of at most 256 tokens (its tokenizer_config.json
+    // says so): a longer line is cut into sentence pieces whose answer fits that, rather than
+    // sent whole (which gave markup-like garbage).
+    void longLinesAreCutToTheTrainedLength() {
+        auto translator = Translator::open_cpu(MTDESK_DEMO_MODEL_DIR);
+        QCOMPARE(translator->tokenizer().model_max_length(), std::optional<int>(256));
+        PromptRequest request;
+        request.source = find_language("en");
+        request.target = find_language("de");
+        for (int i = 0; i < 12; ++i)
+            request.text +=
+                "The printer could not be found. Save your changes before closing. "
+                "Check your network settings and try again. ";
+        request.text.pop_back();
+        PromptRequest empty = request;
+        empty.text.clear();
+        const int overhead = static_cast<int>(translator->encode_prompt(empty).size());
+        const int budget = translator->source_budget(request);
+        QCOMPARE(budget, (256 - overhead - 48) / 2);
+        auto count = [&](std::string_view s) {
+            return static_cast<int>(translator->tokenizer().encode(s).size());
+        };
+        QVERIFY(count(request.text) > 2 * budget);
+        TranslateOptions options;
+        options.sampling = SamplingParams::greedy_decoding();
+        // The line's translation is its pieces' translations, joined by spaces (German).
+        std::string joined;
+        int pieces = 0;
+        for (std::string_view piece : split_to_budget(request.text, budget, count)) {
+            QVERIFY(count(piece) <= budget);
+            PromptRequest part = request;
+            part.text = std::string(piece);
+            while (!part.text.empty() && part.text.back() == ' ')
+                part.text.pop_back();
+            if (!joined.empty()) joined += ' ';
+            joined += translator->translate(part, options).text;
+            ++pieces;
+        }
+        QVERIFY(pieces >= 3);
+        QCOMPARE(translator->translate(request, options).text, joined);
     }
 };
 

@@ -664,6 +664,31 @@ class TestTokenizerFiles : public QObject {
         QCOMPARE(load_tokenizer(kDataDir / "sentencepiece", 1024)->vocab_size(), 1024);
     }
 
+    // ---- tokenizer_config.json's model_max_length, as transformers reads it ------------------
+
+    void model_max_length_data() {
+        QTest::addColumn<QString>("config");  // "" = no tokenizer_config.json
+        QTest::addColumn<int>("expected");    // 0 = none
+        QTest::newRow("no config") << "" << 0;
+        QTest::newRow("not given") << R"({"bos_token": "<s>"})" << 0;
+        QTest::newRow("256") << R"({"model_max_length": 256})" << 256;
+        QTest::newRow("transformers' sentinel")
+            << R"({"model_max_length": 1000000000000000019884624838656})" << 0;
+        QTest::newRow("1e30") << R"({"model_max_length": 1e30})" << 0;
+        QTest::newRow("10^9") << R"({"model_max_length": 1000000000})" << 0;
+        QTest::newRow("zero") << R"({"model_max_length": 0})" << 0;
+        QTest::newRow("a string") << R"({"model_max_length": "256"})" << 0;
+    }
+    void model_max_length() {
+        QFETCH(QString, config);
+        QFETCH(int, expected);
+        const fs::path dir = fresh_dir();
+        fs::copy_file(kDataDir / "sentencepiece" / "tokenizer.model", dir / "tokenizer.model");
+        if (!config.isEmpty()) write_file(dir / "tokenizer_config.json", config.toStdString());
+        const std::optional<int> got = load_tokenizer(dir)->model_max_length();
+        QCOMPARE(got, expected ? std::optional<int>(expected) : std::nullopt);
+    }
+
     // ---- any tokenizer file: a regular file of a sane size ----------------------------------
 
     void files_must_be_regular_and_bounded() {

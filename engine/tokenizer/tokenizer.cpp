@@ -81,17 +81,29 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir
         }
         tiktoken = found.empty() ? fs::path() : found.front();
     }
-    if (!tiktoken.empty()) return detail::TiktokenBpe::load(tiktoken, config, vocab_limit);
-
+    std::unique_ptr<Tokenizer> tokenizer;
     const fs::path json = model_dir / "tokenizer.json";
-    if (present(json)) return detail::HfByteLevelBpe::load(json, config, vocab_limit);
-
     const fs::path model = model_dir / "tokenizer.model";
-    if (present(model)) return detail::SentencePieceTokenizer::load(model, vocab_limit);
-
-    throw FileError(dir,
-                    "no tokenizer found (looked for hy.tiktoken, *.tiktoken, tokenizer.json "
-                    "and tokenizer.model)");
+    if (!tiktoken.empty()) {
+        tokenizer = detail::TiktokenBpe::load(tiktoken, config, vocab_limit);
+    } else if (present(json)) {
+        tokenizer = detail::HfByteLevelBpe::load(json, config, vocab_limit);
+    } else if (present(model)) {
+        tokenizer = detail::SentencePieceTokenizer::load(model, vocab_limit);
+    } else {
+        throw FileError(dir,
+                        "no tokenizer found (looked for hy.tiktoken, *.tiktoken, tokenizer.json "
+                        "and tokenizer.model)");
+    }
+    if (present(config)) {
+        const nlohmann::json c = detail::read_json_file(config);
+        const auto it = c.is_object() ? c.find("model_max_length") : c.end();
+        // transformers writes int(1e30) for "no limit": not an integer here, or a huge one.
+        if (it != c.end() && it->is_number_integer() && it->get<int64_t>() > 0 &&
+            it->get<int64_t>() < 1'000'000'000)
+            tokenizer->set_model_max_length(static_cast<int>(it->get<int64_t>()));
+    }
+    return tokenizer;
 }
 
 }  // namespace mtdesk

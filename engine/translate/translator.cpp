@@ -136,7 +136,12 @@ int Translator::source_budget(const PromptRequest& request) const {
     const int overhead = static_cast<int>(encode_prompt(empty).size());
     // prompt (overhead + n) + output bound (4n + 32) must fit, with a margin for the instruction
     // wording that depends on the text; long segments also translate worse, so at most 1024.
-    const int fit = (model_->config().max_position_embeddings - overhead - 48) / 5;
+    int fit = (model_->config().max_position_embeddings - overhead - 48) / 5;
+    // A model made for shorter sequences (its tokenizer's model_max_length: the bundled demo
+    // model saw 256 tokens of prompt and answer) gets pieces whose answer, about as long as
+    // the source, still fits that length.
+    if (const std::optional<int> made_for = tokenizer_->model_max_length())
+        fit = std::min(fit, (*made_for - overhead - 48) / 2);
     return std::clamp(fit, 1, 1024);
 }
 

@@ -228,7 +228,16 @@ def greedy_samples(model, enc: PromptEncoder, examples, device, max_new_tokens=4
     return out
 
 
-def save_model(model, config: dict, out: Path, tokenizer_dir: Path) -> dict:
+def write_tokenizer_config(tokenizer_dir: Path, out: Path, max_len: int) -> None:
+    """The tokenizer's tokenizer_config.json with model_max_length = the longest training
+    example (prompt and answer, in tokens): mtdesk cuts longer input into pieces that fit."""
+    config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["model_max_length"] = max_len
+    (out / "tokenizer_config.json").write_text(
+        json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def save_model(model, config: dict, out: Path, tokenizer_dir: Path, max_len: int) -> dict:
     import torch
     import transformers
 
@@ -239,8 +248,9 @@ def save_model(model, config: dict, out: Path, tokenizer_dir: Path) -> dict:
     model_bf16.save_pretrained(out, max_shard_size="16MB", safe_serialization=True)
     # config.json in the published HY-MT1.5 layout (save_pretrained writes transformers' own)
     write_config(out, config, transformers.__version__)
-    for name in ("tokenizer.model", "tokenizer_config.json", "generation_config.json"):
+    for name in ("tokenizer.model", "generation_config.json"):
         shutil.copy2(tokenizer_dir / name, out / name)
+    write_tokenizer_config(tokenizer_dir, out, max_len)
     shards = {p.name: p.stat().st_size for p in sorted(out.glob("model*.safetensors"))}
     return shards
 
@@ -473,7 +483,7 @@ def main() -> int:
     for s in samples:
         log(f"{s['dir']}: {s['src']!r} -> {s['hyp']!r} (ref {s['ref']!r})")
 
-    shards = save_model(model, config, args.out, args.tokenizer)
+    shards = save_model(model, config, args.out, args.tokenizer, args.max_len)
     summary = {
         "stop_reason": stop_reason,
         "steps": step,

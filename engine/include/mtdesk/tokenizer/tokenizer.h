@@ -55,11 +55,22 @@ class Tokenizer {
     /// Id of a special (or any) token given by its text, e.g. "<|eos|>".
     virtual std::optional<int32_t> token_id(std::string_view token_text) const = 0;
     virtual bool is_special(int32_t id) const noexcept = 0;
+
+    /// tokenizer_config.json's model_max_length, as transformers reads it: the longest
+    /// sequence, in tokens, the model was made for (for a translation model: prompt and answer
+    /// together). Absent when the file gives none, or transformers' "no limit" sentinel (any
+    /// value of 10^9 or more). Translator cuts longer input into pieces that fit.
+    std::optional<int> model_max_length() const noexcept { return model_max_length_; }
+    void set_model_max_length(std::optional<int> tokens) noexcept { model_max_length_ = tokens; }
+
+  private:
+    std::optional<int> model_max_length_;
 };
 
 /// Loads the tokenizer of a model directory, in this order of preference: `hy.tiktoken` (or any
 /// single `*.tiktoken`), `tokenizer.json`, `tokenizer.model`. Special tokens come from
-/// tokenizer_config.json (added_tokens_decoder) and tokenizer.json (added_tokens).
+/// tokenizer_config.json (added_tokens_decoder) and tokenizer.json (added_tokens), and so does
+/// model_max_length() (a value that is not a positive integer is ignored, as a sentinel is).
 /// `vocab_limit` > 0 checks that every id fits the model's embedding (FileError otherwise).
 /// Throws FileError naming the file when none is found or it is malformed.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir,

@@ -91,8 +91,9 @@ class Translator {
                                 const TextCallback& on_text = {}, const LineCallback& on_line = {});
 
     /// Most source tokens translated in one prompt: what fits the model's positions with the
-    /// output bound (4 × source + 32), at most 1024. A chat (request.chat) is never cut: the
-    /// largest int.
+    /// output bound (4 × source + 32), at most 1024; and where the tokenizer gives a
+    /// model_max_length, what leaves room in it for an answer as long as the source. A chat
+    /// (request.chat) is never cut: the largest int.
     int source_budget(const PromptRequest& request) const;
 
     /// Most tokens generated for one prompt of `prompt_tokens` tokens whose source text has
