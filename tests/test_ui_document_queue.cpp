@@ -16,6 +16,7 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -290,6 +291,8 @@ class TestUiDocumentQueue : public QObject {
         QCOMPARE(w.queue().count(), 3);
         QVERIFY(w.window->documentsDock()->isVisible());
         QVERIFY(w.window->statusBar()->currentMessage().contains(QStringLiteral("3")));
+        QVERIFY2(w.window->statusText().contains(QStringLiteral("Translating documents (3 to go)")),
+                 qPrintable(w.window->statusText()));
 
         // A text pane: dragged text stays text, a dragged file is a document.
         QWidget* pane = w.window->sourceEdit()->viewport();
@@ -305,6 +308,8 @@ class TestUiDocumentQueue : public QObject {
         QCOMPARE(w.window->sourceEdit()->toPlainText(), QString());
 
         QTRY_VERIFY_WITH_TIMEOUT(w.queue().pendingCount() == 0, kTimeout);
+        QVERIFY2(w.window->statusText().endsWith(QStringLiteral("Ready")),
+                 qPrintable(w.window->statusText()));
         const QStringList sources = {
             dir + QStringLiteral("/folder/a.txt"), dir + QStringLiteral("/folder/sub/b.md"),
             dir + QStringLiteral("/c.srt"), dir + QStringLiteral("/d.txt")};
@@ -388,6 +393,12 @@ class TestUiDocumentQueue : public QObject {
         QTest::mouseClick(view.table()->viewport(), Qt::LeftButton, {},
                           view.actionRect(0, DocumentQueueView::Action::OpenFolder).center());
         QCOMPARE(opened, QList<QUrl>{QUrl::fromLocalFile(dir)});
+        // No file manager answers: said, not silent.
+        QSignalSpy problems(&view, &DocumentQueueView::problem);
+        view.setUrlOpener([](const QUrl&) { return false; });
+        view.trigger(model->jobId(0), DocumentQueueView::Action::OpenFolder);
+        QCOMPARE(problems.size(), 1);
+        QVERIFY2(problems[0][0].toString().contains(dir), qPrintable(problems[0][0].toString()));
 
         // Fix the file and retry it with its button.
         QFile::remove(broken);

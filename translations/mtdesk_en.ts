@@ -392,6 +392,10 @@ http://gpu2:8000</translation>
         <source>All files</source>
         <translation>All files</translation>
     </message>
+    <message>
+        <source>Could not open %1: no file manager answered</source>
+        <translation>Could not open %1: no file manager answered</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::GlossaryModel</name>
@@ -785,6 +789,13 @@ http://gpu2:8000</translation>
     <message>
         <source>This model was trained to translate between English and %1 only: %2 is outside that, so expect a poor translation.</source>
         <translation>This model was trained to translate between English and %1 only: %2 is outside that, so expect a poor translation.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Translating documents (%n to go)…</source>
+        <translation>
+            <numerusform>Translating documents (%n to go)…</numerusform>
+            <numerusform>Translating documents (%n to go)…</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -392,6 +392,10 @@ http://gpu2:8000</translation>
         <source>All files</source>
         <translation>所有文件</translation>
     </message>
+    <message>
+        <source>Could not open %1: no file manager answered</source>
+        <translation>无法打开 %1：没有文件管理器响应</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::GlossaryModel</name>
@@ -779,6 +783,12 @@ http://gpu2:8000</translation>
     <message>
         <source>This model was trained to translate between English and %1 only: %2 is outside that, so expect a poor translation.</source>
         <translation>此模型只学过英语与%1之间的翻译：%2 不在其中，译文质量可能很差。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Translating documents (%n to go)…</source>
+        <translation>
+            <numerusform>正在翻译文档（还剩 %n 个）…</numerusform>
+        </translation>
     </message>
 </context>
 <context>

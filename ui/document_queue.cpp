@@ -599,7 +599,9 @@ void DocumentQueueView::trigger(quint64 id, Action action) {
             break;
         case Action::OpenFolder: {
             const QString file = job->output_path.isEmpty() ? job->source_path : job->output_path;
-            opener_(QUrl::fromLocalFile(QFileInfo(file).absolutePath()));
+            const QString folder = QFileInfo(file).absolutePath();
+            if (!opener_(QUrl::fromLocalFile(folder)))
+                emit problem(tr("Could not open %1: no file manager answered").arg(folder));
             break;
         }
         case Action::Remove:

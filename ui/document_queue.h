@@ -117,7 +117,8 @@ class DocumentQueueView : public QWidget {
     /// the row shows no such button.
     QRect actionRect(int row, Action action) const;
 
-    /// What opens folders (default: QDesktopServices::openUrl); tests replace it.
+    /// What opens folders (default: QDesktopServices::openUrl; false = it could not, and
+    /// problem() says so); tests replace it.
     void setUrlOpener(std::function<bool(const QUrl&)> opener);
 
     /// The file dialog's name filter: every supported document type.
@@ -135,6 +136,9 @@ class DocumentQueueView : public QWidget {
   signals:
     /// Rows were added from paths (count may be 0: nothing supported was found).
     void pathsAdded(int count);
+    /// Something the user asked for did not happen (a folder no file manager opened): a
+    /// message for the status bar.
+    void problem(const QString& message);
 
   private:
     QList<quint64> selectedIds() const;

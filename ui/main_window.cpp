@@ -205,6 +205,12 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     setAcceptDrops(true);
     for (QWidget* w : findChildren<QWidget*>())
         if (w->acceptDrops()) w->installEventFilter(this);
+    // The status line counts the documents still to translate.
+    for (auto signal :
+         {&app::JobQueue::jobAdded, &app::JobQueue::jobChanged, &app::JobQueue::jobRemoved})
+        connect(jobQueue_, signal, this, &MainWindow::onStateChanged);
+    connect(documents_, &DocumentQueueView::problem, this,
+            [this](const QString& message) { statusBar()->showMessage(message, 10000); });
     connect(&controller_, &TranslationController::loadProgress, this,
             [this](int done, int total, const QString& what) {
                 progress_->setRange(0, total);
@@ -575,6 +581,8 @@ void MainWindow::onStateChanged() {
         stateLabel_->setText(tr("No model loaded"));
     } else if (controller_.busy()) {
         stateLabel_->setText(tr("Translating…"));
+    } else if (const int documents = jobQueue_->pendingCount(); documents > 0) {
+        stateLabel_->setText(tr("Translating documents (%n to go)…", nullptr, documents));
     } else {
         stateLabel_->setText(tr("Ready"));
     }
