@@ -491,7 +491,7 @@ class TestRemoteProtocol : public QObject {
         // Server 0 fails: it rests 500 ms and gets nothing meanwhile.
         pool.failed(0, t0);
         QVERIFY(pool.resting(0, t0 + 499ms));
-        QCOMPARE(pool.available(t0), 1);
+        QCOMPARE(pool.answering(), 1);
         for (int i = 0; i < 3; ++i)
             QCOMPARE(*pool.acquire(t0 + 100ms), std::size_t{1});
         QCOMPARE(*pool.next_ready(t0), t0 + 500ms);
@@ -513,10 +513,15 @@ class TestRemoteProtocol : public QObject {
         QCOMPARE(*pool.acquire(t, {false, true}), std::size_t{0});
         pool.failed(0, t);
         QCOMPARE(*pool.next_ready(t) - t, ServerPool::Clock::duration(4s));  // capped
-        // One success forgets the failures: the next failure rests the first time again.
+        // Its rest over, a failed server is retried but not counted as answering: only a
+        // success makes it count again, and forgets the failures (the next failure rests the
+        // first time again).
         t = *pool.next_ready(t);
+        QVERIFY(!pool.resting(0, t));
+        QCOMPARE(pool.answering(), 1);
         QCOMPARE(*pool.acquire(t, {false, true}), std::size_t{0});
         pool.succeeded(0);
+        QCOMPARE(pool.answering(), 2);
         QCOMPARE(*pool.acquire(t, {false, true}), std::size_t{0});
         pool.failed(0, t);
         QCOMPARE(*pool.next_ready(t) - t, ServerPool::Clock::duration(500ms));

@@ -191,7 +191,7 @@ class RemoteEngine final : public TranslationEngine {
         jobs_latency_.fill(s);  // per job, as the local engines report it
         RemoteStatistics r;
         r.servers = static_cast<int>(urls_.size());
-        r.servers_available = pool_.available(now);
+        r.servers_available = pool_.answering();
         if (!latencies_.empty()) {
             const std::vector<double> v(latencies_.begin(), latencies_.end());
             r.latency_p50_ms = nearest_rank(v, 50);

@@ -67,11 +67,9 @@ int ServerPool::in_flight() const {
     return n;
 }
 
-int ServerPool::available(Clock::time_point now) const {
-    int n = 0;
-    for (std::size_t i = 0; i < servers_.size(); ++i)
-        n += resting(i, now) ? 0 : 1;
-    return n;
+int ServerPool::answering() const {
+    return static_cast<int>(std::count_if(servers_.begin(), servers_.end(),
+                                          [](const Server& s) { return s.failures == 0; }));
 }
 
 }  // namespace mtdesk::remote

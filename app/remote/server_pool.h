@@ -50,8 +50,10 @@ class ServerPool {
     }
     /// Failures of the server in a row (since its last success).
     int failures(std::size_t server) const { return servers_[server].failures; }
-    /// Servers not resting now.
-    int available(Clock::time_point now) const;
+    /// Servers answering: none of their requests failed since their last success (or they
+    /// have not been tried). A failed server counts again once a request to it succeeds, not
+    /// when its rest ends: until then it is only being retried.
+    int answering() const;
 
   private:
     struct Server {

@@ -47,7 +47,7 @@ struct JobCallbacks {
 /// Figures of an engine whose requests go to remote servers.
 struct RemoteStatistics {
     int servers = 0;            ///< configured
-    int servers_available = 0;  ///< not resting after a failure
+    int servers_available = 0;  ///< answering: no failure since their last success
     /// Request sent → first generated text, over the most recent requests.
     std::optional<double> latency_p50_ms, latency_p95_ms;
     /// Generated tokens received per second from all servers together, over the last seconds.
