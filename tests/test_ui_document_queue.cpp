@@ -293,6 +293,14 @@ class TestUiDocumentQueue : public QObject {
         QVERIFY(w.window->statusBar()->currentMessage().contains(QStringLiteral("3")));
         QVERIFY2(w.window->statusText().contains(QStringLiteral("Translating documents (3 to go)")),
                  qPrintable(w.window->statusText()));
+        // A queue left a sliver (as a restored layout may leave it) grows back to a third of the
+        // window when documents are added.
+        w.window->resizeDocks({w.window->documentsDock()}, {20}, Qt::Vertical);
+        QTRY_VERIFY(w.window->documentsDock()->height() < w.window->height() / 5);
+        w.window->addDocuments({dir + QStringLiteral("/folder")});  // queued already: 0 rows
+        QTRY_VERIFY2(w.window->documentsDock()->height() >= w.window->height() / 3 - 8,
+                     qPrintable(QString::number(w.window->documentsDock()->height())));
+        QCOMPARE(w.queue().count(), 3);
 
         // A text pane: dragged text stays text, a dragged file is a document.
         QWidget* pane = w.window->sourceEdit()->viewport();

@@ -340,12 +340,11 @@ void MainWindow::applySettings() {
 }
 
 int MainWindow::addDocuments(const QStringList& paths) {
-    if (!documentsDock_->isVisible()) {
-        documentsDock_->show();
-        // A third of the window, so that a few rows show without scrolling.
-        if (!documentsDock_->isFloating())
-            resizeDocks({documentsDock_}, {height() / 3}, Qt::Vertical);
-    }
+    documentsDock_->show();
+    // At least a third of the window, so that a few rows show without scrolling (a restored
+    // layout may have left it a sliver).
+    if (!documentsDock_->isFloating() && documentsDock_->height() < height() / 3)
+        resizeDocks({documentsDock_}, {height() / 3}, Qt::Vertical);
     documentsDock_->raise();
     const int n = static_cast<int>(documents_->addPaths(paths).size());
     statusBar()->showMessage(
