@@ -116,6 +116,15 @@ class TestCli : public QObject {
         r = run({"gui"}, {}, env);  // the window itself does need one
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("no display"), r.err.constData());
+        // The screenshot run on a model that cannot load stops with the model's error, rather
+        // than waiting two minutes for a translation.
+        QTemporaryDir broken, shots;
+        write_file(broken.filePath(QStringLiteral("config.json")), "{");
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        r = run({"gui", "--model", broken.path(), "--screenshots", shots.path()}, {}, env);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("config.json") && !r.err.contains("two minutes"),
+                 r.err.constData());
     }
 
     void inspectJson() {

@@ -204,8 +204,14 @@ int render_screenshots(const QString& dir, const QString& model, const QString& 
         window.translateNow();
         QElapsedTimer clock;
         clock.start();
-        while (!finished && clock.elapsed() < 120000)
+        // A model that failed to load answers nothing: stop at once, with its error.
+        while (!finished && clock.elapsed() < 120000 &&
+               controller.state() != TranslationController::State::Failed)
             wait_ms(20);
+        if (controller.state() == TranslationController::State::Failed) {
+            std::fprintf(stderr, "mtdesk: %s\n", qPrintable(controller.lastError()));
+            return 1;
+        }
         if (!finished) {
             std::fprintf(stderr, "mtdesk: no translation within two minutes (%s)\n",
                          qPrintable(controller.lastError()));
