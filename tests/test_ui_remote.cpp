@@ -207,6 +207,15 @@ class TestUiRemote : public QObject {
         QCOMPARE(tested.count(), 2);
         QVERIFY(!dialog.connectionReport().isEmpty());
         QVERIFY(!dialog.testingConnection());
+        // Not a server address (another scheme): said as such at once, not tried.
+        child<QPlainTextEdit>(dialog, "serversEdit")
+            ->setPlainText(QStringLiteral("ftp://files.example.org"));
+        button->click();
+        QCOMPARE(tested.count(), 2);
+        QVERIFY(!dialog.testingConnection());
+        QVERIFY2(dialog.connectionReport().contains(QStringLiteral("ftp://files.example.org")) &&
+                     !dialog.connectionReport().contains(QStringLiteral("cannot connect")),
+                 qPrintable(dialog.connectionReport()));
     }
 
     void controllerAndLivePanel() {

@@ -217,6 +217,17 @@ void SettingsDialog::showConnectionMessage(const QString& text, bool error) {
     ui_->connectionLabel->setText(text);
 }
 
+bool SettingsDialog::checkServerUrls(const QStringList& urls) {
+    for (const QString& url : urls) {
+        std::string why;
+        if (!remote::parse_server_url(url.toStdString(), &why)) {
+            showConnectionMessage(QString::fromStdString(why), true);
+            return false;
+        }
+    }
+    return true;
+}
+
 QString SettingsDialog::connectionReport() const {
     return ui_->connectionLabel->text();
 }
@@ -227,6 +238,8 @@ void SettingsDialog::testConnection() {
         showConnectionMessage(tr("Enter at least one server URL."), true);
         return;
     }
+    // A malformed address is said as such here, not found later as "cannot connect".
+    if (!checkServerUrls(urls)) return;
     std::vector<std::string> list;
     for (const QString& u : urls)
         list.push_back(u.toStdString());
@@ -532,13 +545,7 @@ void SettingsDialog::accept() {
             showConnectionMessage(tr("Enter at least one server URL."), true);
             return;
         }
-        for (const QString& url : urls) {
-            std::string why;
-            if (!remote::parse_server_url(url.toStdString(), &why)) {
-                showConnectionMessage(QString::fromStdString(why), true);
-                return;
-            }
-        }
+        if (!checkServerUrls(urls)) return;
     }
     const std::optional<Glossary> glossary = tableGlossary();
     if (!glossary) return;

@@ -95,6 +95,8 @@ class SettingsDialog : public QDialog {
     void updateSamplingEnabled();
     void updateEngineMode();
     void showConnectionMessage(const QString& text, bool error);
+    /// Whether every URL parses as a server address; shows the first problem when one does not.
+    bool checkServerUrls(const QStringList& urls);
     void addTerm();
     void removeTerms();
     void chooseGlossaryToImport();
