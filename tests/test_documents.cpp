@@ -11,7 +11,9 @@
 #include "document_test_helpers.h"
 #include "documents/document.h"
 #include "documents/formats.h"
+#include "documents/plural_forms.h"
 #include "mtdesk/error.h"
+#include "mtdesk/translate/languages.h"
 
 using namespace mtdesk;
 using namespace mtdesk::app::documents;
@@ -284,6 +286,64 @@ class TestDocuments : public QObject {
     }
 
     // The Language field: replaced, or added last; gettext's form of the code.
+    // A plural entry gets the forms of the target language, the header saying so (as msginit
+    // writes it); GNU gettext's msgfmt --check, the reference, accepts the catalog for every
+    // language mtdesk translates into.
+    void poPluralFormsOfTheTarget() {
+        const QString path = kData + "sample.po";
+        const DocumentFormat& f = format_for(path);
+        Document doc = f.read(read_file(path), path);
+        const std::vector<std::string> t = translate_segments(doc, mark);
+        auto write_for = [&](std::string_view language) {
+            doc.target_language = std::string(language);
+            return f.write(doc, t);
+        };
+        const QByteArray ru = write_for("ru");
+        QVERIFY2(ru.contains("\"Plural-Forms: nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : "
+                             "n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);\\n\"\n"),
+                 ru.constData());
+        QVERIFY(
+            ru.contains("msgid_plural \"%d files\"\nmsgstr[0] \"«%d file»\"\n"
+                        "msgstr[1] \"«%d files»\"\nmsgstr[2] \"«%d files»\"\n\n"));
+        const QByteArray zh = write_for("zh");  // one form: the plural's translation
+        QVERIFY(zh.contains("\"Plural-Forms: nplurals=1; plural=0;\\n\"\n"));
+        QVERIFY(zh.contains("msgid_plural \"%d files\"\nmsgstr[0] \"«%d files»\"\n\n"));
+        QCOMPARE(zh.count("msgstr[1]"), 0);
+        const QByteArray de = write_for("de");  // two, as the file has
+        QVERIFY(de.contains("msgstr[0] \"«%d file»\"\nmsgstr[1] \"«%d files»\"\n\n"));
+        QCOMPARE(de.count("Plural-Forms"), 1);
+
+        QTemporaryDir tmp;
+        for (const Language& l : languages()) {
+            QVERIFY2(gettext_plural_forms(l.code), l.code.data());
+            const QString file =
+                tmp.filePath(QString::fromLatin1(l.code.data(), qsizetype(l.code.size())) + ".po");
+            QFile out(file);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(write_for(l.code));
+            out.close();
+            QProcess msgfmt;  // tools/install-deps.sh installs gettext
+            msgfmt.start(QStringLiteral("msgfmt"), {"--check", "-o", "/dev/null", file});
+            QVERIFY2(msgfmt.waitForFinished(), "msgfmt (gettext) is not installed");
+            QVERIFY2(
+                msgfmt.exitStatus() == QProcess::NormalExit && msgfmt.exitCode() == 0,
+                (l.code.data() + QByteArray(": ") + msgfmt.readAllStandardError()).constData());
+        }
+        // A catalog with translated plurals keeps its own forms (a new header would not match
+        // them).
+        Document partial = f.read(
+            "msgid \"\"\nmsgstr \"\"\n\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n\n"
+            "msgid \"a\"\nmsgid_plural \"as\"\nmsgstr[0] \"x\"\nmsgstr[1] \"xs\"\n\n"
+            "msgid \"b\"\nmsgid_plural \"bs\"\nmsgstr[0] \"\"\nmsgstr[1] \"\"\n",
+            "p.po");
+        partial.target_language = "ru";
+        const QByteArray kept = f.write(partial, {"y", "ys"});
+        QVERIFY2(kept.contains("nplurals=2; plural=(n != 1);") &&
+                     kept.contains("msgstr[0] \"y\"\nmsgstr[1] \"ys\"\n") &&
+                     !kept.contains("msgstr[2]"),
+                 kept.constData());
+    }
+
     void poLanguageField() {
         const QByteArray head = "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: x\\n\"\n";
         const QByteArray tail =

@@ -10,6 +10,7 @@ packages=(
     libfmt-dev nlohmann-json3-dev libpcre2-dev libsentencepiece-dev libicu-dev libopenblas-dev libcld2-dev
     libuchardet-dev libzip-dev libpugixml-dev libpoppler-qt6-dev libcpp-httplib-dev libssl-dev
     qt6-translations-l10n  # Qt's own strings (OK, Cancel, file dialogs) in the UI language
+    gettext                # the tests check translated .po files with msgfmt --check
 )
 
 missing=()

@@ -1,7 +1,9 @@
 // gettext .po / .pot: msgid kept, empty msgstr filled.
 //
 // Untranslated entries (every msgstr empty) become segments: msgid, and msgid_plural for
-// plural entries (msgstr[0] gets the msgid's translation, msgstr[1..n] the plural's). The
+// plural entries (msgstr[0] gets the msgid's translation, msgstr[1..n] the plural's; there are
+// as many as the target language has, its Plural-Forms in the header, unless the catalog has
+// translated plural entries already, whose forms then stay). The
 // header entry, translated entries, obsolete entries (#~) and all comments, flags, msgctxt and
 // previous-msgid lines stay as they are. A translation that loses or adds a placeholder (%s,
 // %d, %1, %(name)s, {name}, <tag>) or a line break is never written as is: the entry gets the
@@ -17,6 +19,7 @@
 #include <regex>
 
 #include "documents/formats.h"
+#include "documents/plural_forms.h"
 #include "mtdesk/error.h"
 
 namespace mtdesk::app::documents {
@@ -222,7 +225,34 @@ DecodedText decode_po(const QByteArray& bytes, const QString& path) {
 
 // The header's fields for the output: charset UTF-8 (the output's), and Language `language`
 // when it is not empty.
-std::string output_header(std::string fields, const std::string& language) {
+// Sets the header field `name` to `value`: in its line when there is one, else on a new line
+// after the field `after` (where gettext puts it), else last.
+void set_header_field(std::string& fields, const std::string& name, const std::string& value,
+                      const std::string& after) {
+    const std::string line = name + ": " + value;
+    std::size_t insert_at = std::string::npos;
+    for (std::size_t start = 0; start < fields.size();) {
+        const std::size_t nl = std::min(fields.find('\n', start), fields.size());
+        if (fields.compare(start, name.size() + 1, name + ":") == 0) {
+            fields.replace(start, nl - start, line);
+            return;
+        }
+        if (fields.compare(start, after.size() + 1, after + ":") == 0)
+            insert_at = std::min(nl + 1, fields.size());
+        start = nl + 1;
+    }
+    if (insert_at == std::string::npos) insert_at = fields.size();
+    if (insert_at == fields.size() && !fields.empty() && !fields.ends_with('\n')) {
+        fields += '\n';
+        insert_at = fields.size();
+    }
+    fields.insert(insert_at, line + "\n");
+}
+
+// The header as written: UTF-8, the target language, and `forms` (when given) where the
+// catalog has plural entries (`plurals`) or states its forms already.
+std::string output_header(std::string fields, const std::string& language,
+                          const std::optional<PluralForms>& forms, bool plurals) {
     const auto [b, e] = charset_span(fields);
     if (b != std::string::npos && !is_utf8_name(std::string_view(fields).substr(b, e - b)))
         fields.replace(b, e - b, "UTF-8");
@@ -230,24 +260,12 @@ std::string output_header(std::string fields, const std::string& language) {
     // gettext's form of the code, as Poedit and Weblate write it: "zh-Hant" -> "zh_Hant".
     std::string code = language;
     std::replace(code.begin(), code.end(), '-', '_');
-    std::size_t insert_at = std::string::npos;
-    for (std::size_t start = 0; start < fields.size();) {
-        const std::size_t nl = std::min(fields.find('\n', start), fields.size());
-        if (fields.compare(start, 9, "Language:") == 0) {
-            fields.replace(start, nl - start, "Language: " + code);
-            return fields;
-        }
-        if (fields.compare(start, 14, "Language-Team:") == 0)
-            insert_at = std::min(nl + 1, fields.size());
-        start = nl + 1;
-    }
-    // After Language-Team, where gettext puts it, or last.
-    if (insert_at == std::string::npos) insert_at = fields.size();
-    if (insert_at == fields.size() && !fields.empty() && !fields.ends_with('\n')) {
-        fields += '\n';
-        insert_at = fields.size();
-    }
-    fields.insert(insert_at, "Language: " + code + "\n");
+    set_header_field(fields, "Language", code, "Language-Team");
+    // The target's plural forms, which the entries are written with (as msginit sets them).
+    if (forms && (plurals || fields.starts_with("Plural-Forms:") ||
+                  fields.find("\nPlural-Forms:") != std::string::npos))
+        set_header_field(fields, "Plural-Forms", forms->header_value(),
+                         "Content-Transfer-Encoding");
     return fields;
 }
 
@@ -310,6 +328,9 @@ struct PoHeader {
 struct PoState : FormatState {
     std::vector<PoEntry> entries;
     PoHeader header;
+    // Some plural entry is translated already: the catalog's forms are its language's, and
+    // stay as they are (a header changed under them would no longer match them).
+    bool translated_plurals = false;
 };
 
 struct Item {
@@ -396,10 +417,17 @@ class PoFormat : public DocumentFormat {
                      const std::vector<std::string>& translations) const override {
         const PoState* state = &checked_state<PoState>(doc, translations, "a PO document");
         std::string out;
+        // The target's plural forms, unless the catalog has translated plurals of its own.
+        const std::optional<PluralForms> forms =
+            state->translated_plurals ? std::nullopt : gettext_plural_forms(doc.target_language);
+        const bool plurals =
+            std::any_of(state->entries.begin(), state->entries.end(), [](const PoEntry& e) {
+                return !e.targets.empty() && e.targets.front().keyword.starts_with("msgstr[");
+            });
         for (std::size_t k = 0; k < state->entries.size(); ++k) {
             const PoEntry& e = state->entries[k];
             if (k == state->header.entry) {
-                out += header_text(state->header, e.literal, doc.target_language);
+                out += header_text(state->header, e.literal, doc.target_language, forms, plurals);
                 continue;
             }
             out += e.literal;
@@ -410,7 +438,7 @@ class PoFormat : public DocumentFormat {
                 flags = flags.empty() ? "#, fuzzy" : flags + ", fuzzy";
             if (!flags.empty()) out += flags + e.flags_eol;
             out += e.body;
-            for (const MsgstrSlot& s : e.targets) {
+            for (const MsgstrSlot& s : output_slots(e, forms)) {
                 const std::size_t k = static_cast<std::size_t>(s.segment);
                 const std::string& value = ok ? translations[k] : doc.segments[k];
                 out += format_keyword(s.keyword, s.prefix + value + s.suffix, s.eol);
@@ -421,10 +449,39 @@ class PoFormat : public DocumentFormat {
     }
 
   private:
+    // The msgstr lines an entry is written with: its own, except that a plural entry gets as
+    // many forms as `forms` (the target language's) has, the header saying so:
+    // msgstr[0] the singular's translation (the plural's where there is one form only), every
+    // other form the plural's.
+    static std::vector<MsgstrSlot> output_slots(const PoEntry& e,
+                                                const std::optional<PluralForms>& forms) {
+        const bool plural = !e.targets.empty() && e.targets.front().keyword.starts_with("msgstr[");
+        if (!forms || !plural) return e.targets;
+        const MsgstrSlot* singular = &e.targets.front();
+        const MsgstrSlot* other = nullptr;
+        for (const MsgstrSlot& s : e.targets) {
+            if (s.keyword == "msgstr[0]")
+                singular = &s;
+            else if (!other)
+                other = &s;
+        }
+        if (!other) other = singular;
+        const std::string eol = e.targets.front().eol.empty() ? "\n" : e.targets.front().eol;
+        std::vector<MsgstrSlot> out;
+        for (int k = 0; k < forms->nplurals; ++k) {
+            MsgstrSlot s = k == 0 && forms->nplurals > 1 ? *singular : *other;
+            s.keyword = "msgstr[" + std::to_string(k) + "]";
+            s.eol = k + 1 < forms->nplurals ? eol : e.targets.back().eol;
+            out.push_back(std::move(s));
+        }
+        return out;
+    }
+
     // The header entry as the output has it: its text as it was when nothing changes.
     static std::string header_text(const PoHeader& h, const std::string& literal,
-                                   const std::string& language) {
-        const std::string fields = output_header(h.fields, language);
+                                   const std::string& language,
+                                   const std::optional<PluralForms>& forms, bool plurals) {
+        const std::string fields = output_header(h.fields, language, forms, plurals);
         if (fields == h.fields) return literal;
         std::string msgstr = format_keyword("msgstr", fields, h.eol);
         if (!h.last_eol) msgstr.resize(msgstr.size() - h.eol.size());
@@ -467,6 +524,7 @@ class PoFormat : public DocumentFormat {
             h.last_eol = !lines[s.last].eol.empty();
             h.after = text_of(s.last + 1, end);
         }
+        if (!untranslated && plural && !header) state.translated_plurals = true;
         if (!untranslated || header || is_blank(msgid->value)) {
             state.entries.push_back(literal_entry(text_of(begin, end)));
             return;

@@ -1,0 +1,26 @@
+#pragma once
+// gettext's Plural-Forms of the target languages, so that a translated .po has as many
+// msgstr[N] forms as its language needs (Russian three, Chinese one), its header saying so.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mtdesk::app::documents {
+
+/// A language's plural forms as a PO header states them.
+struct PluralForms {
+    int nplurals = 2;
+    std::string_view plural;  ///< the C expression: "(n != 1)"
+
+    /// "nplurals=2; plural=(n != 1);"
+    std::string header_value() const;
+};
+
+/// The plural forms gettext catalogs of `language` use (a code of languages(): "ru",
+/// "zh-Hant"); nullopt for a code not in the table. The rules are those of the GNU gettext
+/// manual ("Plural forms") and the Unicode CLDR plural rules, in the form Debian's catalogs of
+/// these languages carry.
+std::optional<PluralForms> gettext_plural_forms(std::string_view language);
+
+}  // namespace mtdesk::app::documents
