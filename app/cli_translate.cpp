@@ -9,13 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <future>
 #include <iostream>
 #include <iterator>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

@@ -1,7 +1,6 @@
 #include "documents/plural_forms.h"
 
 #include <array>
-#include <utility>
 
 namespace mtdesk::app::documents {
 
