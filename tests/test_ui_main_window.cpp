@@ -18,6 +18,7 @@
 #include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
@@ -587,6 +588,17 @@ class TestUiMainWindow : public QObject {
         QVERIFY2(dialog.modelValid(), qPrintable(dialog.modelMessage()));
         QVERIFY(dialog.modelMessage().contains(QStringLiteral("HunYuanDenseV1ForCausalLM")));
         QVERIFY(buttons->button(QDialogButtonBox::Ok)->isEnabled());
+        // "Recommended" shows what the model's generation_config.json says: this fixture
+        // samples, the bundled demo model decodes greedily.
+        auto* recommended = dialog.findChild<QRadioButton*>(QStringLiteral("recommendedRadio"));
+        QVERIFY(recommended);
+        QVERIFY2(recommended->text().contains(QStringLiteral(
+                     "temperature 0.7, top-k 20, top-p 0.6, repetition penalty 1.05")),
+                 qPrintable(recommended->text()));
+        dialog.setModelDirectory(QStringLiteral(MTDESK_DEMO_MODEL_DIR));
+        QVERIFY2(recommended->text().endsWith(QStringLiteral("(greedy)")),
+                 qPrintable(recommended->text()));
+        dialog.setModelDirectory(kModel);
 
         // The INT8 KV cache choice changes the GPU tiers' KV figures to the int8 estimate.
         auto* table = dialog.findChild<QTableWidget*>(QStringLiteral("tierTable"));

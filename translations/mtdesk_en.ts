@@ -945,6 +945,18 @@ http://gpu2:8000</translation>
         <source>Comma-separated values</source>
         <translation>Comma-separated values</translation>
     </message>
+    <message>
+        <source>The model&apos;s recommended sampling</source>
+        <translation>The model&apos;s recommended sampling</translation>
+    </message>
+    <message>
+        <source>The model&apos;s recommended sampling (greedy)</source>
+        <translation>The model&apos;s recommended sampling (greedy)</translation>
+    </message>
+    <message>
+        <source>The model&apos;s recommended sampling (temperature %1, top-k %2, top-p %3, repetition penalty %4)</source>
+        <translation>The model&apos;s recommended sampling (temperature %1, top-k %2, top-p %3, repetition penalty %4)</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>

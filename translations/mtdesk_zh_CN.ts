@@ -935,6 +935,18 @@ http://gpu2:8000</translation>
         <source>Comma-separated values</source>
         <translation>逗号分隔值</translation>
     </message>
+    <message>
+        <source>The model&apos;s recommended sampling</source>
+        <translation>模型推荐的采样参数</translation>
+    </message>
+    <message>
+        <source>The model&apos;s recommended sampling (greedy)</source>
+        <translation>模型推荐的采样参数（贪心解码）</translation>
+    </message>
+    <message>
+        <source>The model&apos;s recommended sampling (temperature %1, top-k %2, top-p %3, repetition penalty %4)</source>
+        <translation>模型推荐的采样参数（温度 %1，Top-k %2，Top-p %3，重复惩罚 %4）</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>

@@ -27,6 +27,7 @@
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
 #include "mtdesk/tokenizer/tokenizer.h"
+#include "mtdesk/translate/translator.h"
 #include "remote/connection_test.h"
 #include "remote/server_url.h"
 #include "settings.h"
@@ -67,6 +68,7 @@ ModelCheck check_model_directory(const QString& dir) {
                                  parameters_text(model.config.parameter_count()),
                                  tokenizer_name(tokenizer->kind()));
         check.config = model.config;
+        check.recommended = recommended_sampling(model.generation);
     } catch (const std::exception& e) {
         check.error = QString::fromUtf8(e.what());
     }
@@ -321,11 +323,13 @@ void SettingsDialog::validate() {
         if (!demo.isEmpty()) {
             const ModelCheck check = check_model_directory(demo);
             config_ = check.config;
+            showRecommendedSampling(check.recommended);
         }
     } else {
         const ModelCheck check = check_model_directory(dir);
         valid_ = check.config.has_value();
         config_ = check.config;
+        showRecommendedSampling(check.recommended);
         if (valid_) {
             ui_->modelStatusLabel->setText(check.summary);
         } else {
@@ -337,6 +341,22 @@ void SettingsDialog::validate() {
     if (QPushButton* ok = ui_->buttonBox->button(QDialogButtonBox::Ok))
         ok->setEnabled(valid_ || serversChosen());
     updateEstimates();
+}
+
+void SettingsDialog::showRecommendedSampling(const std::optional<SamplingParams>& p) {
+    // The values themselves, so that "recommended" is not a guess (the custom fields below
+    // keep the user's own values).
+    QString text = tr("The model's recommended sampling");
+    if (p && p->greedy) {
+        text = tr("The model's recommended sampling (greedy)");
+    } else if (p) {
+        const QLocale l;
+        text = tr("The model's recommended sampling (temperature %1, top-k %2, top-p %3, "
+                  "repetition penalty %4)")
+                   .arg(l.toString(p->temperature, 'g', 3), l.toString(p->top_k),
+                        l.toString(p->top_p, 'g', 3), l.toString(p->repetition_penalty, 'g', 3));
+    }
+    ui_->recommendedRadio->setText(text);
 }
 
 void SettingsDialog::updateEstimates() {

@@ -14,6 +14,7 @@
 
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/model/config.h"
+#include "mtdesk/runtime/sampling.h"
 #include "mtdesk/translate/glossary.h"
 
 namespace Ui {
@@ -30,6 +31,8 @@ struct ModelCheck {
     std::optional<ModelConfig> config;
     QString summary;  ///< "HunYuanDenseV1ForCausalLM, 0.5 M parameters, tiktoken tokenizer"
     QString error;    ///< the engine's FileError text
+    /// What the model's generation_config.json recommends (recommended_sampling()).
+    std::optional<SamplingParams> recommended;
 };
 
 /// Opens `dir` with ModelDir::open and load_tokenizer (nothing is loaded beyond the mappings).
@@ -97,6 +100,8 @@ class SettingsDialog : public QDialog {
     void showConnectionMessage(const QString& text, bool error);
     /// Whether every URL parses as a server address; shows the first problem when one does not.
     bool checkServerUrls(const QStringList& urls);
+    /// Writes the model's recommended values (nullopt: unknown) into the "recommended" choice.
+    void showRecommendedSampling(const std::optional<SamplingParams>& p);
     void addTerm();
     void removeTerms();
     void chooseGlossaryToImport();

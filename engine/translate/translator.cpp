@@ -79,8 +79,11 @@ std::unique_ptr<Translator> Translator::open_cpu(const std::filesystem::path& mo
 }
 
 SamplingParams Translator::recommended_sampling() const {
+    return mtdesk::recommended_sampling(generation_);
+}
+
+SamplingParams recommended_sampling(const GenerationConfig& g) {
     SamplingParams p = SamplingParams::hunyuan_mt();
-    const GenerationConfig& g = generation_;
     if (g.do_sample && !*g.do_sample) return SamplingParams::greedy_decoding();
     if (g.temperature) p.temperature = *g.temperature;
     if (g.top_k) p.top_k = *g.top_k;

@@ -59,7 +59,8 @@ class Translator {
                                                 std::optional<PromptStyle> style = {});
 
     /// The model publisher's recommended sampling from generation_config.json, falling back to
-    /// Hunyuan-MT's (top_k 20, top_p 0.6, repetition_penalty 1.05, temperature 0.7).
+    /// Hunyuan-MT's (top_k 20, top_p 0.6, repetition_penalty 1.05, temperature 0.7): the free
+    /// function recommended_sampling() of this model's generation config.
     SamplingParams recommended_sampling() const;
 
     /// Token ids of the full prompt (chat template around the translation prompt, or around
@@ -152,5 +153,10 @@ bool guess_terminology_prompt(const std::filesystem::path& model_dir);
 
 /// "Hunyuan-MT" in the directory name (case-insensitive) → HunyuanMT, otherwise HyMt15.
 PromptStyle guess_prompt_style(const std::filesystem::path& model_dir);
+
+/// The sampling a model's generation_config.json recommends: greedy when it says do_sample
+/// false, otherwise Hunyuan-MT's (top_k 20, top_p 0.6, repetition_penalty 1.05, temperature
+/// 0.7) with each value the file gives instead. Translator::recommended_sampling() of a model.
+SamplingParams recommended_sampling(const GenerationConfig& generation);
 
 }  // namespace mtdesk
