@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QDialogButtonBox>
 #include <QGroupBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -192,6 +193,11 @@ class TestUiRemote : public QObject {
         QVERIFY2(ok.match(lines[0]).hasMatch(), qPrintable(lines[0]));
         QVERIFY2(lines[1].startsWith(nowhere + QStringLiteral(": cannot connect")),
                  qPrintable(lines[1]));
+        // Only the failed server's line is red.
+        const QString shown = child<QLabel>(dialog, "connectionLabel")->text();
+        const QString red = QStringLiteral("<span style=\"color:#c01c28\">");
+        QVERIFY2(shown.contains(red + nowhere.toHtmlEscaped()), qPrintable(shown));
+        QVERIFY2(!shown.contains(red + server.qurl().toHtmlEscaped()), qPrintable(shown));
 
         // A wrong key: the server's refusal, in its own words.
         child<QLineEdit>(dialog, "apiKeyEdit")->setText(QStringLiteral("wrong"));

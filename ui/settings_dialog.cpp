@@ -213,10 +213,23 @@ QStringList SettingsDialog::serverUrls() const {
 }
 
 void SettingsDialog::showConnectionMessage(const QString& text, bool error) {
-    QPalette pal = palette();
-    if (error) pal.setColor(QPalette::WindowText, QColor(0xc0, 0x1c, 0x28));
-    ui_->connectionLabel->setPalette(pal);
-    ui_->connectionLabel->setText(text);
+    showConnectionLines({{text, error}});
+}
+
+void SettingsDialog::showConnectionLines(const QList<QPair<QString, bool>>& lines) {
+    // One line per server, only the failed ones in red: a mixed result is not all alarm.
+    QStringList plain, html;
+    for (const auto& [text, error] : lines) {
+        plain << text;
+        QString escaped = text.toHtmlEscaped();
+        escaped.replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+        html << (error ? QStringLiteral("<span style=\"color:#c01c28\">") + escaped +
+                             QStringLiteral("</span>")
+                       : escaped);
+    }
+    connectionReport_ = plain.join(QLatin1Char('\n'));
+    ui_->connectionLabel->setTextFormat(Qt::RichText);
+    ui_->connectionLabel->setText(html.join(QStringLiteral("<br>")));
 }
 
 bool SettingsDialog::checkServerUrls(const QStringList& urls) {
@@ -231,7 +244,7 @@ bool SettingsDialog::checkServerUrls(const QStringList& urls) {
 }
 
 QString SettingsDialog::connectionReport() const {
-    return ui_->connectionLabel->text();
+    return connectionReport_;
 }
 
 void SettingsDialog::testConnection() {
@@ -255,36 +268,35 @@ void SettingsDialog::testConnection() {
                           false);
     // The answers come back through the application object, which outlives this dialog; the
     // guard drops them when the dialog has gone meanwhile.
-    QThreadPool::globalInstance()->start(
-        [guard = QPointer<SettingsDialog>(this), list, http, number] {
-            const std::vector<remote::ServerCheck> checks = remote::check_servers(list, http);
-            QMetaObject::invokeMethod(qApp, [guard, checks, number] {
-                if (!guard) return;
-                SettingsDialog& d = *guard;
-                --d.testing_;
-                if (d.testing_ == 0) d.ui_->testConnectionButton->setEnabled(true);
-                if (number != d.testNumber_) return;  // a newer test replaced this one
-                QStringList lines;
-                bool failed = false;
-                const QLocale l;
-                for (const remote::ServerCheck& c : checks) {
-                    const QString url = QString::fromStdString(c.url);
-                    if (c.error.empty()) {
-                        QStringList models;
-                        for (const std::string& m : c.models)
-                            models << QString::fromStdString(m);
-                        lines << tr("%1: %2 ms, models: %3")
-                                     .arg(url, l.toString(c.latency_ms, 'f', 0),
-                                          models.join(QStringLiteral(", ")));
-                    } else {
-                        failed = true;
-                        lines << tr("%1: %2").arg(url, QString::fromStdString(c.error));
-                    }
+    QThreadPool::globalInstance()->start([guard = QPointer<SettingsDialog>(this), list, http,
+                                          number] {
+        const std::vector<remote::ServerCheck> checks = remote::check_servers(list, http);
+        QMetaObject::invokeMethod(qApp, [guard, checks, number] {
+            if (!guard) return;
+            SettingsDialog& d = *guard;
+            --d.testing_;
+            if (d.testing_ == 0) d.ui_->testConnectionButton->setEnabled(true);
+            if (number != d.testNumber_) return;  // a newer test replaced this one
+            QList<QPair<QString, bool>> lines;
+            const QLocale l;
+            for (const remote::ServerCheck& c : checks) {
+                const QString url = QString::fromStdString(c.url);
+                if (c.error.empty()) {
+                    QStringList models;
+                    for (const std::string& m : c.models)
+                        models << QString::fromStdString(m);
+                    lines.append({tr("%1: %2 ms, models: %3")
+                                      .arg(url, l.toString(c.latency_ms, 'f', 0),
+                                           models.join(QStringLiteral(", "))),
+                                  false});
+                } else {
+                    lines.append({tr("%1: %2").arg(url, QString::fromStdString(c.error)), true});
                 }
-                d.showConnectionMessage(lines.join(QLatin1Char('\n')), failed);
-                emit d.connectionTested();
-            });
+            }
+            d.showConnectionLines(lines);
+            emit d.connectionTested();
         });
+    });
 }
 
 SettingsDialog::~SettingsDialog() = default;

@@ -73,7 +73,8 @@ class SettingsDialog : public QDialog {
     /// for each, its models and the round-trip time or what went wrong; connectionTested() when
     /// all have answered. A test started while one runs replaces it.
     void testConnection();
-    /// The connection test's result as shown ("" before any).
+    /// The connection test's result as shown, as plain text, a line per server ("" before
+    /// any).
     QString connectionReport() const;
     bool testingConnection() const { return testing_ > 0; }
 
@@ -98,6 +99,8 @@ class SettingsDialog : public QDialog {
     void updateSamplingEnabled();
     void updateEngineMode();
     void showConnectionMessage(const QString& text, bool error);
+    /// Lines of (text, failed): the failed ones in red.
+    void showConnectionLines(const QList<QPair<QString, bool>>& lines);
     /// Whether every URL parses as a server address; shows the first problem when one does not.
     bool checkServerUrls(const QStringList& urls);
     /// Writes the model's recommended values (nullopt: unknown) into the "recommended" choice.
@@ -115,6 +118,7 @@ class SettingsDialog : public QDialog {
     Settings& settings_;
     std::optional<ModelConfig> config_;
     bool valid_ = false;
+    QString connectionReport_;  // the connection label's text, plain
     GlossaryModel* glossaryModel_ = nullptr;
     int testing_ = 0;         // connection tests running
     quint64 testNumber_ = 0;  // the latest test: older answers are dropped
