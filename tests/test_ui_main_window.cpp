@@ -5,6 +5,7 @@
 
 #include <QAbstractItemView>
 #include <QApplication>
+#include <QChartView>
 #include <QCheckBox>
 #include <QCompleter>
 #include <QDialogButtonBox>
@@ -14,6 +15,7 @@
 #include <QInputMethodEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPlainTextEdit>
@@ -353,6 +355,16 @@ class TestUiMainWindow : public QObject {
         QVERIFY(panel->rowText(QStringLiteral("memory")).contains(QStringLiteral("MiB")));
         QVERIFY(panel->rowText(QStringLiteral("ttft")).contains(QStringLiteral("p95")));
         QVERIFY(!panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")));
+        // One sample so far: the charts show it as a point (a line needs two).
+        QList<QLineSeries*> series;
+        for (QChartView* view : panel->findChildren<QChartView*>())
+            for (QAbstractSeries* s : view->chart()->series())
+                if (auto* line = qobject_cast<QLineSeries*>(s)) series.append(line);
+        QVERIFY(!series.isEmpty());
+        for (QLineSeries* s : series)
+            QVERIFY(s->count() != 1 || s->pointsVisible());
+        QVERIFY(std::any_of(series.begin(), series.end(),
+                            [](QLineSeries* s) { return s->count() == 1; }));
     }
 
     void percentiles() {

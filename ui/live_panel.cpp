@@ -136,6 +136,8 @@ void LivePanel::fillChart(History& h, const QVector<double>& values) {
         top = std::max(top, values[i]);
     }
     h.series->replace(points);
+    // A line needs two points: the first sample shows as a dot until the second comes.
+    h.series->setPointsVisible(points.size() == 1);
     h.x->setRange(1, std::max<double>(2, values.size()));
     h.x->setTickCount(2);
     if (top > 0) {
