@@ -387,12 +387,9 @@ int cmd_translate(const QStringList& args) {
             const documents::DocumentFormat* format = nullptr;
             documents::Document doc = documents::read_document(file, &format);
             doc.target_language = target_lang;
-            if (!trained.empty() && !request.source) {
-                std::string sample;  // enough of the document for detection
-                for (std::size_t i = 0; i < doc.segments.size() && sample.size() < 16384; ++i)
-                    sample += doc.segments[i] + "\n";
-                warn_untrained_pair(trained, nullptr, *request.target, sample, file.toStdString());
-            }
+            if (!trained.empty() && !request.source)
+                warn_untrained_pair(trained, nullptr, *request.target,
+                                    documents::detection_sample(doc), file.toStdString());
             bar.start(file.toStdString(), doc.segments.size());
             auto progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
             std::vector<std::pair<std::size_t, std::vector<GlossaryEntry>>> missing;

@@ -41,8 +41,7 @@ using documents::Document;
 using documents::DocumentFormat;
 
 constexpr int kStateVersion = 1;
-constexpr int kSaveDelayMs = 1000;       // progress is saved at most this often per row
-constexpr int kDetectBytes = 16 * 1024;  // of a document's text, for language detection
+constexpr int kSaveDelayMs = 1000;  // progress is saved at most this often per row
 
 /// One request to the engine: a text and whether it goes with the formatted prompt. Segments
 /// that need the same request share its translation.
@@ -81,14 +80,9 @@ QString segments_hash(const Document& doc) {
     return QString::fromLatin1(hash.result().toHex());
 }
 
-// The document's language when CLD2 is sure of it, from its first kDetectBytes of text.
+// The document's language when CLD2 is sure of it, from the start of its text.
 QString detect_document_language(const Document& doc) {
-    std::string sample;
-    for (const std::string& s : doc.segments) {
-        if (sample.size() >= kDetectBytes) break;
-        sample.append(s).append("\n");
-    }
-    const Detection d = detect_language(sample);
+    const Detection d = detect_language(documents::detection_sample(doc));
     return d.reliable && d.language ? utf8(std::string(d.language->code)) : QString();
 }
 

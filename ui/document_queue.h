@@ -73,6 +73,7 @@ class DocumentQueueModel : public QAbstractTableModel {
     /// What the model says it was trained on (app::trained_languages(); empty = it says
     /// nothing). Rows whose pair lies outside get a warning icon and a tooltip that says so.
     void setTrainedLanguages(std::vector<std::string> languages);
+    const std::vector<std::string>& trainedLanguages() const { return trained_; }
     /// Whether `job`'s pair (its given or detected source) lies outside those languages.
     bool untrainedPair(const app::DocumentJob& job) const;
 

@@ -293,9 +293,7 @@ void MainWindow::buildMenus() {
 void MainWindow::loadConfiguredModel() {
     if (settings_.engineMode() == Settings::EngineMode::Servers) {
         modelBar_->hide();
-        trainedLanguages_.clear();  // the servers' models say nothing of the kind
-        documents_->model()->setTrainedLanguages(trainedLanguages_);
-        updatePairWarning();
+        useTrainedLanguages({});  // the servers' models say nothing of the kind
         controller_.useServers(settings_.remoteChoice());
         return;
     }
@@ -312,9 +310,7 @@ void MainWindow::loadConfiguredModel() {
 
 void MainWindow::loadModel(const QString& dir) {
     modelBar_->hide();
-    trainedLanguages_ = app::trained_languages(dir.toStdString());
-    documents_->model()->setTrainedLanguages(trainedLanguages_);
-    updatePairWarning();
+    useTrainedLanguages(app::trained_languages(dir.toStdString()));
     controller_.loadModel(dir);
 }
 
@@ -420,18 +416,24 @@ void MainWindow::updateDetected() {
     updatePairWarning();
 }
 
+void MainWindow::useTrainedLanguages(std::vector<std::string> languages) {
+    documents_->model()->setTrainedLanguages(std::move(languages));
+    updatePairWarning();
+}
+
 void MainWindow::updatePairWarning() {
+    const std::vector<std::string>& trained = documents_->model()->trainedLanguages();
     const QString toCode = targetPicker_->currentCode();
     QString fromCode = sourcePicker_->currentCode();
     if (fromCode.isEmpty()) fromCode = sourcePicker_->detected();
     const Language* to = find_language(toCode.toStdString());
     const Language* from = fromCode.isEmpty() ? nullptr : find_language(fromCode.toStdString());
-    if (!to || !app::untrained_pair(trainedLanguages_, from, *to)) {
+    if (!to || !app::untrained_pair(trained, from, *to)) {
         pairWarning_->hide();
         return;
     }
     QStringList names;
-    for (const std::string& code : trainedLanguages_)
+    for (const std::string& code : trained)
         names << language_display_name(QString::fromStdString(code));
     const QString known = names.join(tr(", "));
     pairWarning_->setText(

@@ -101,6 +101,9 @@ class MainWindow : public QMainWindow {
     /// Saves the pickers' languages and makes them the pair of new documents.
     void useChosenLanguages();
     void updatePairWarning();
+    /// What the model in use says it was trained on (app::trained_languages(); empty: nothing):
+    /// kept by the document queue's model, which marks its rows; the warning follows.
+    void useTrainedLanguages(std::vector<std::string> languages);
     void applyFontSize(int points);
     void applySettings();
     void showModelBar(const QString& text);
@@ -121,7 +124,6 @@ class MainWindow : public QMainWindow {
     QLabel* sourceInfo_;
     QLabel* targetInfo_;
     QLabel* pairWarning_;
-    std::vector<std::string> trainedLanguages_;  // app::trained_languages() of the model
     QFrame* modelBar_;
     QLabel* modelBarText_;
     QDockWidget* dock_;

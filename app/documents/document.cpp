@@ -182,6 +182,16 @@ std::vector<std::string> supported_extensions() {
     return out;
 }
 
+std::string detection_sample(const Document& doc) {
+    constexpr std::size_t kBytes = 16 * 1024;  // plenty for CLD2, cheap for long documents
+    std::string sample;
+    for (const std::string& s : doc.segments) {
+        if (sample.size() >= kBytes) break;
+        sample.append(s).append("\n");
+    }
+    return sample;
+}
+
 const DocumentFormat& format_for(const QString& path) {
     if (const DocumentFormat* f = find_format(path)) return *f;
     std::string list;

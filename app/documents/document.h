@@ -118,6 +118,10 @@ const DocumentFormat& format_for(const QString& path);
 /// Every registered extension ("txt", "md", ...).
 std::vector<std::string> supported_extensions();
 
+/// The start of `doc`'s text that its language is detected from: its segments, one per line,
+/// until at least 16 KiB (all of them when shorter).
+std::string detection_sample(const Document& doc);
+
 /// Reads and parses a file. Throws mtdesk::FileError naming it.
 Document read_document(const QString& path, const DocumentFormat** format = nullptr);
 

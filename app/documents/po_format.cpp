@@ -223,8 +223,12 @@ DecodedText decode_po(const QByteArray& bytes, const QString& path) {
     return decode_text(bytes, path);  // a binary file is refused there
 }
 
-// The header's fields for the output: charset UTF-8 (the output's), and Language `language`
-// when it is not empty.
+// Whether the header has a field `name` ("Plural-Forms").
+bool has_header_field(std::string_view fields, const std::string& name) {
+    const std::string key = name + ":";
+    return fields.starts_with(key) || fields.find("\n" + key) != std::string_view::npos;
+}
+
 // Sets the header field `name` to `value`: in its line when there is one, else on a new line
 // after the field `after` (where gettext puts it), else last.
 void set_header_field(std::string& fields, const std::string& name, const std::string& value,
@@ -262,8 +266,7 @@ std::string output_header(std::string fields, const std::string& language,
     std::replace(code.begin(), code.end(), '-', '_');
     set_header_field(fields, "Language", code, "Language-Team");
     // The target's plural forms, which the entries are written with (as msginit sets them).
-    if (forms && (plurals || fields.starts_with("Plural-Forms:") ||
-                  fields.find("\nPlural-Forms:") != std::string::npos))
+    if (forms && (plurals || has_header_field(fields, "Plural-Forms")))
         set_header_field(fields, "Plural-Forms", forms->header_value(),
                          "Content-Transfer-Encoding");
     return fields;
@@ -324,6 +327,11 @@ struct PoHeader {
     bool last_eol = true;                   // the msgstr's last line has a line end
     std::string after;                      // the entry's text after its msgstr
 };
+
+// A plural entry: its msgstr lines are msgstr[N].
+bool is_plural(const PoEntry& e) {
+    return !e.targets.empty() && e.targets.front().keyword.starts_with("msgstr[");
+}
 
 struct PoState : FormatState {
     std::vector<PoEntry> entries;
@@ -420,10 +428,7 @@ class PoFormat : public DocumentFormat {
         // The target's plural forms, unless the catalog has translated plurals of its own.
         const std::optional<PluralForms> forms =
             state->translated_plurals ? std::nullopt : gettext_plural_forms(doc.target_language);
-        const bool plurals =
-            std::any_of(state->entries.begin(), state->entries.end(), [](const PoEntry& e) {
-                return !e.targets.empty() && e.targets.front().keyword.starts_with("msgstr[");
-            });
+        const bool plurals = std::any_of(state->entries.begin(), state->entries.end(), is_plural);
         for (std::size_t k = 0; k < state->entries.size(); ++k) {
             const PoEntry& e = state->entries[k];
             if (k == state->header.entry) {
@@ -455,8 +460,7 @@ class PoFormat : public DocumentFormat {
     // other form the plural's.
     static std::vector<MsgstrSlot> output_slots(const PoEntry& e,
                                                 const std::optional<PluralForms>& forms) {
-        const bool plural = !e.targets.empty() && e.targets.front().keyword.starts_with("msgstr[");
-        if (!forms || !plural) return e.targets;
+        if (!forms || !is_plural(e)) return e.targets;
         const MsgstrSlot* singular = &e.targets.front();
         const MsgstrSlot* other = nullptr;
         for (const MsgstrSlot& s : e.targets) {

@@ -154,6 +154,17 @@ class MarkdownFormat : public DocumentFormat {
 
 using Match = std::match_results<std::string_view::const_iterator>;
 
+// A cue timing line's minutes and seconds (groups 1 to 4 of `m`) go up to 59. An end before
+// the start is left alone: real files have that.
+void check_minutes_and_seconds(const Match& m, std::string_view line, const QString& path,
+                               std::size_t line_no) {
+    for (int g = 1; g <= 4; ++g)
+        if (std::stoi(m.str(g)) >= 60)
+            fail_at(path, line_no,
+                    "malformed cue timing '" + std::string(line) +
+                        "': minutes and seconds go up to 59");
+}
+
 bool matches(std::string_view s, const std::regex& re) {
     Match m;
     return std::regex_match(s.begin(), s.end(), m, re);
@@ -203,12 +214,7 @@ class SrtFormat : public DocumentFormat {
                             has_arrow
                                 ? "malformed cue timing '" + std::string(lines[t].content) + "'"
                                 : "cue " + std::string(line) + " has no timing line");
-                // An end before the start is left alone: real files have that.
-                for (int g = 1; g <= 4; ++g)
-                    if (std::stoi(m.str(g)) >= 60)
-                        fail_at(path, t + 1,
-                                "malformed cue timing '" + std::string(lines[t].content) +
-                                    "': minutes and seconds go up to 59");
+                check_minutes_and_seconds(m, lines[t].content, path, t + 1);
                 for (std::size_t k = i; k <= t; ++k) {
                     doc.add_literal(lines[k].content);
                     doc.add_literal(lines[k].eol);
@@ -271,11 +277,7 @@ class VttFormat : public DocumentFormat {
                         t < lines.size()
                             ? "malformed cue timing '" + std::string(lines[t].content) + "'"
                             : "cue '" + std::string(line) + "' has no timing line");
-            for (int g = 1; g <= 4; ++g)
-                if (std::stoi(m.str(g)) >= 60)
-                    fail_at(path, t + 1,
-                            "malformed cue timing '" + std::string(lines[t].content) +
-                                "': minutes and seconds go up to 59");
+            check_minutes_and_seconds(m, lines[t].content, path, t + 1);
             for (std::size_t k = i; k <= t; ++k) {
                 doc.add_literal(lines[k].content);
                 doc.add_literal(lines[k].eol);
