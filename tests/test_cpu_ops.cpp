@@ -1,17 +1,23 @@
 // Each CPU operation against a straightforward double-precision reference on random inputs.
 
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <atomic>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <numbers>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../engine/cpu/ops_cpu.h"
 #include "../engine/cpu/thread_pool_cpu.h"
+#include "mtdesk/cpu/host_memory.h"
 #include "mtdesk/error.h"
+#include "mtdesk/quant/quantize.h"
 
 using namespace mtdesk;
 
@@ -250,6 +256,110 @@ class TestCpuOps : public QObject {
         std::vector<float> y(ref.size(), 123.0f);
         cpu::linear(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), rows, in, out);
         QVERIFY(max_rel_error(y, ref) < 1e-5);
+    }
+
+    // The CPU INT tiers' products against quantize.h's double-precision reference: rows on both
+    // sides of kQuantGemvRows (direct products / dequantised tiles and sgemm), k not a multiple
+    // of the INT4 group (and odd), and a weight of more than one tile.
+    void linear_quantised_data() {
+        QTest::addColumn<bool>("int4");
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("in");
+        QTest::addColumn<int>("out");
+        QTest::addColumn<bool>("bias");
+        for (const bool int4 : {false, true}) {
+            const char* t = int4 ? "int4-" : "int8-";
+            auto row = [&](const char* name, int rows, int in, int out, bool bias) {
+                QTest::newRow((std::string(t) + name).c_str()) << int4 << rows << in << out << bias;
+            };
+            row("1x256x63", 1, 256, 63, false);
+            row("1x201x9-bias", 1, 201, 9, true);
+            row("3x200x65-bias", 3, 200, 65, true);
+            row("4x384x31", 4, 384, 31, false);
+            row("5x200x65-bias", 5, 200, 65, true);
+            row("17x129x40", 17, 129, 40, false);
+            row("5x4096x2100-two-tiles", 5, 4096, 2100, true);
+        }
+    }
+    void linear_quantised() {
+        QFETCH(bool, int4);
+        QFETCH(int, rows);
+        QFETCH(int, in);
+        QFETCH(int, out);
+        QFETCH(bool, bias);
+        const auto x = random_vector(static_cast<std::size_t>(rows) * in, 21);
+        const auto w = random_vector(static_cast<std::size_t>(out) * in, 22, 0.05f);
+        const auto b = random_vector(out, 23);
+        const QuantizedTensor q = int4 ? QuantizedTensor(quantize_int4(w, out, in))
+                                       : QuantizedTensor(quantize_int8(w, out, in));
+        const std::vector<float> want = linear_reference(q, x, rows);
+        std::vector<double> ref(want.begin(), want.end());
+        if (bias)
+            for (int r = 0; r < rows; ++r)
+                for (int o = 0; o < out; ++o)
+                    ref[static_cast<std::size_t>(r) * out + o] += b[o];
+        cpu::ThreadPool pool(3);
+        cpu::QuantScratch scratch;
+        std::vector<float> y(ref.size(), 123.0f);
+        // Both forms of the products: AVX2 (where the CPU has it) and the portable loops.
+        for (const bool portable : {false, true}) {
+            cpu::force_portable_quant_kernels(portable);
+            std::fill(y.begin(), y.end(), 123.0f);
+            cpu::linear(x.data(), q, bias ? b.data() : nullptr, y.data(), rows, pool, scratch);
+            cpu::force_portable_quant_kernels(false);
+            const double err = max_rel_error(y, ref);
+            QVERIFY2(err < 2e-5, qPrintable(QStringLiteral("%1 (%2)").arg(err).arg(
+                                     portable ? "portable" : "default")));
+        }
+        // The same weight dequantised and run through the fp32 path agrees as closely.
+        std::vector<float> dense(ref.size());
+        const std::vector<float> deq = dequantize(q);
+        cpu::linear(x.data(), deq.data(), bias ? b.data() : nullptr, dense.data(), rows, in, out);
+        QVERIFY(max_rel_error(dense, ref) < 2e-5);
+        // And the quantisation mattered: the unquantised weight gives other outputs.
+        std::vector<float> exact(ref.size());
+        cpu::linear(x.data(), w.data(), bias ? b.data() : nullptr, exact.data(), rows, in, out);
+        QVERIFY(max_rel_error(exact, ref) > 1e-4);
+    }
+
+    void linear_quantised_rows() {
+        const auto w = random_vector(8 * 128, 24);
+        const QuantizedTensor q = quantize_int8(w, 8, 128);
+        cpu::ThreadPool pool(2);
+        cpu::QuantScratch scratch;
+        std::vector<float> y(8, 5.0f);
+        cpu::linear(nullptr, q, nullptr, y.data(), 0, pool, scratch);  // nothing to do
+        QCOMPARE(y, std::vector<float>(8, 5.0f));
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 cpu::linear(nullptr, q, nullptr, y.data(), -1, pool, scratch));
+    }
+
+    // MemAvailable, lowered to what this process's cgroup (v2) leaves when that is less.
+    void host_memory() {
+        QTemporaryDir tmp;
+        const std::filesystem::path proc = tmp.path().toStdString() + "/proc",
+                                    cg = tmp.path().toStdString() + "/cgroup";
+        QVERIFY(!available_host_memory(proc, cg));  // no /proc/meminfo
+        std::filesystem::create_directories(proc / "self");
+        std::filesystem::create_directories(cg / "user.slice" / "app");
+        auto write = [](const std::filesystem::path& p, const std::string& text) {
+            std::ofstream(p) << text;
+        };
+        write(proc / "meminfo",
+              "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n");
+        QCOMPARE(available_host_memory(proc, cg), std::optional<std::size_t>(20000000ull * 1024));
+        write(proc / "self" / "cgroup", "0::/user.slice/app\n");
+        write(cg / "user.slice" / "app" / "memory.max", "max\n");
+        write(cg / "user.slice" / "app" / "memory.current", "1000\n");
+        QCOMPARE(available_host_memory(proc, cg), std::optional<std::size_t>(20000000ull * 1024));
+        write(cg / "user.slice" / "app" / "memory.max", "8589934592\n");
+        write(cg / "user.slice" / "app" / "memory.current", "1073741824\n");
+        QCOMPARE(available_host_memory(proc, cg), std::optional<std::size_t>(7ull << 30));
+        write(cg / "user.slice" / "app" / "memory.current", "9000000000\n");  // over the limit
+        QCOMPARE(available_host_memory(proc, cg), std::optional<std::size_t>(0));
+        // This machine's own figure is there and plausible.
+        const auto here = available_host_memory();
+        QVERIFY(here && *here > (std::size_t(16) << 20));
     }
 
     void swiglu() {

@@ -22,6 +22,7 @@
 #include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/model/safetensors.h"
+#include "mtdesk/quant/quantize.h"
 #include "mtdesk/runtime/generate.h"
 #include "test_files.h"
 
@@ -50,6 +51,49 @@ double relative_error(std::span<const float> got, std::span<const float> want) {
         mag = std::max(mag, std::abs(double(want[i])));
     }
     return err / std::max(mag, 1e-30);
+}
+
+// A copy of the fixture `from` in `to` whose linear weights are those of CPU tier `tier`,
+// dequantised, in fp32: what the INT tier computes with, for the FP32 tier to run. A tied
+// checkpoint is written untied, with the dequantised embedding as its lm_head.weight (the INT
+// tiers quantise a copy of the embedding for the output layer and keep the lookup exact).
+void write_dequantised_copy(const fs::path& from, const fs::path& to, CpuTier tier) {
+    for (const auto& e : fs::directory_iterator(from))
+        if (e.path().filename() != "model.safetensors")
+            fs::copy_file(e.path(), to / e.path().filename());
+    nlohmann::json config = nlohmann::json::parse(test::read_file(to / "config.json"));
+    const bool tied = config.value("tie_word_embeddings", false);
+    config["tie_word_embeddings"] = false;
+    test::write_file(to / "config.json", config.dump(2));
+    const TensorSet ts(from);
+    auto quantised = [tier](const std::vector<float>& v, const std::vector<int64_t>& shape) {
+        const int n = static_cast<int>(shape[0]), k = static_cast<int>(shape[1]);
+        return tier == CpuTier::INT8 ? dequantize(quantize_int8(v, n, k))
+                                     : dequantize(quantize_int4(v, n, k));
+    };
+    std::vector<std::pair<std::string, std::pair<std::vector<int64_t>, std::vector<float>>>> out;
+    for (const auto& [name, t] : ts.all()) {
+        std::vector<float> v = t->to_fp32();
+        const bool linear = name.ends_with("_proj.weight") || name == "lm_head.weight";
+        if (linear && !(tied && name == "lm_head.weight")) v = quantised(v, t->shape);
+        if (tied && name == "lm_head.weight") continue;
+        if (tied && name == "model.embed_tokens.weight")
+            out.push_back({"lm_head.weight", {t->shape, quantised(v, t->shape)}});
+        out.push_back({name, {t->shape, std::move(v)}});
+    }
+    nlohmann::json header = nlohmann::json::object();
+    std::string data;
+    for (const auto& [name, tensor] : out) {
+        const auto& [shape, v] = tensor;
+        header[name] = {{"dtype", "F32"},
+                        {"shape", shape},
+                        {"data_offsets", {data.size(), data.size() + v.size() * 4}}};
+        data.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+    }
+    const std::string text = header.dump();
+    const uint64_t n = text.size();
+    test::write_file(to / "model.safetensors",
+                     std::string(reinterpret_cast<const char*>(&n), 8) + text + data);
 }
 
 QString ids_text(const std::vector<int32_t>& ids) {
@@ -188,7 +232,72 @@ class TestCpuParity : public QObject {
         QVERIFY(relative_error(got, f.golden->at("logits").to_fp32()) <= kRelTolerance);
     }
 
-    // (e) The chat-template prompt of the Hunyuan fixture.
+    // (e) The INT8 / INT4 tiers compute x · deq(W)ᵀ: their logits are those of the FP32 tier on
+    // the dequantised weights (up to summation order), and differ from the unquantised model's
+    // by more than that (so the quantised weights are the ones in use).
+    void quantised_tiers_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("int4");
+        for (const char* name : kFixtures)
+            for (const bool int4 : {false, true})
+                QTest::newRow((std::string(name) + (int4 ? "-int4" : "-int8")).c_str())
+                    << QString::fromUtf8(name) << int4;
+    }
+    void quantised_tiers() {
+        QFETCH(QString, name);
+        QFETCH(bool, int4);
+        const CpuTier tier = int4 ? CpuTier::INT4 : CpuTier::INT8;
+        Fixture& f = fixture(name.toStdString());
+        QTemporaryDir tmp;
+        const fs::path copy = fs::path(tmp.path().toStdString()) / "dequantised";
+        const fs::path cache = fs::path(tmp.path().toStdString()) / "cache";
+        fs::create_directories(copy);
+        write_dequantised_copy(kData / "models" / name.toStdString(), copy, tier);
+        const ModelDir copy_dir = ModelDir::open(copy);
+        const auto reference = CpuModel::load(copy_dir);
+        CpuModelOptions options;
+        options.tier = tier;
+        options.quant_cache_dir = cache.string();
+        const auto model = CpuModel::load(f.dir, options);
+        QCOMPARE(int(model->tier()), int(tier));
+        // What the model holds is what the memory estimate says, in both tiers.
+        QCOMPARE(model->weight_bytes(), estimate_cpu_memory(f.dir.config, tier).weights);
+        QCOMPARE(f.model->weight_bytes(), estimate_cpu_memory(f.dir.config, CpuTier::FP32).weights);
+
+        const auto ids = f.golden->ids("input_ids");
+        const int vocab = f.model->config().vocab_size;
+        auto logits = [&](CpuModel& m, std::size_t n) {
+            std::vector<float> out(n * vocab);
+            auto state = m.new_state(static_cast<int>(ids.size()));
+            // Prefill (the dequantised tiles) then decode one token at a time (the direct
+            // products): both paths of the quantised layers.
+            const std::size_t split = ids.size() - n + 1;
+            std::vector<float> last(vocab);
+            m.forward(*state, std::span(ids).first(split), last, /*all_positions=*/false);
+            std::copy(last.begin(), last.end(), out.begin());
+            for (std::size_t i = split; i < ids.size(); ++i) {
+                m.forward(*state, std::span(ids).subspan(i, 1), last, false);
+                std::copy(last.begin(), last.end(), out.begin() + (i - split + 1) * vocab);
+            }
+            return out;
+        };
+        const std::size_t n = 8;
+        const std::vector<float> got = logits(*model, n);
+        const std::vector<float> want = logits(*reference, n);
+        const double err = relative_error(got, want);
+        const double quant_err = relative_error(got, logits(*f.model, n));
+        qInfo("%s %s: against fp32 on the dequantised weights %.3g, against the fp32 model %.3g",
+              qPrintable(name), int4 ? "int4" : "int8", err, quant_err);
+        QVERIFY(err <= kRelTolerance);
+        QVERIFY(quant_err > 10 * err);
+
+        // The second load reads the cache (filled by the first) and computes the same.
+        QVERIFY(fs::exists(cache) && !fs::is_empty(cache));
+        const auto again = CpuModel::load(f.dir, options);
+        QVERIFY(logits(*again, n) == got);
+    }
+
+    // (f) The chat-template prompt of the Hunyuan fixture.
     void chat_greedy() {
         Fixture& f = fixture("hunyuan-gqa-alpha");
         const auto prompt = f.golden->ids("chat_prompt");

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "mtdesk/error.h"
 #include "mtdesk/model/config.h"
 #include "mtdesk/quant/tiers.h"
 
@@ -233,6 +234,70 @@ class TestTiers : public QObject {
                  bf16.c_str());
         const std::string none = error(Tier::INT4, need(Tier::INT4) - 1);
         QVERIFY2(none.ends_with("no tier fits: lower the KV cache budget"), none.c_str());
+    }
+
+    // The CPU tiers, from the published 7B shapes counted here independently: fp32 is four
+    // bytes a parameter (tied: one table); INT8 a byte a linear weight plus an fp32 scale a
+    // row, INT4 half a byte plus an fp32 scale per 128 inputs, and the tied output layer a
+    // quantised copy beside the fp32 embedding.
+    void cpuTiers() {
+        for (CpuTier t : all_cpu_tiers())
+            QCOMPARE(parse_cpu_tier(cpu_tier_name(t)), std::optional<CpuTier>(t));
+        QVERIFY(!parse_cpu_tier("bf16"));
+        const ModelConfig c = hunyuan_mt_7b();
+        const std::size_t h = 4096, f = 14336, q = 4096, kv = 1024, vocab = 128256, d = 128;
+        const std::size_t linear_rows = (q + 2 * kv) + h + 2 * f + h;  // per layer
+        const std::size_t linear = (q + 2 * kv) * h + h * q + 2 * f * h + h * f;
+        const std::size_t norms = 32 * (2 * h + 2 * d) + h;
+        QCOMPARE(estimate_cpu_memory(c, CpuTier::FP32).weights,
+                 4 * (32 * linear + vocab * h + norms));
+        QCOMPARE(estimate_cpu_memory(c, CpuTier::INT8).weights,
+                 32 * (linear + 4 * linear_rows) + 4 * (vocab * h + norms) + vocab * h + 4 * vocab);
+        // k = 4096 and 14336 are multiples of 128: no padding.
+        QCOMPARE(estimate_cpu_memory(c, CpuTier::INT4).weights,
+                 32 * (linear / 2 + 4 * linear / 128) + 4 * (vocab * h + norms) + vocab * h / 2 +
+                     4 * vocab * h / 128);
+        // The KV cache is fp32: 2 × 32 layers × 8 heads × 128 × 4 bytes a position.
+        QCOMPARE(estimate_cpu_memory(c, CpuTier::INT8, 1000).kv_cache,
+                 std::size_t(1000) * 2 * 32 * kv * 4);
+        // About 30 GB in fp32, a quarter of it in int8 (the fp32 embedding stays).
+        QVERIFY(estimate_cpu_memory(c, CpuTier::FP32).total() > (std::size_t(29) << 30));
+        QVERIFY(estimate_cpu_memory(c, CpuTier::INT8).total() < (std::size_t(12) << 30));
+        QVERIFY(estimate_cpu_memory(c, CpuTier::INT4).total() < (std::size_t(8) << 30));
+    }
+
+    // The tier that fits in the memory available, leaving a tenth to the rest of the system;
+    // a requested one that does not fit fails with the figures and the tiers that would.
+    void chooseCpuTier() {
+        const ModelConfig c = hy_mt15_18b();
+        auto need = [&](CpuTier t) { return estimate_cpu_memory(c, t).total(); };
+        auto enough = [](std::size_t bytes) { return bytes + bytes / 9 + 1; };
+        QCOMPARE(choose_cpu_tier(c, std::nullopt, enough(need(CpuTier::FP32))), CpuTier::FP32);
+        QCOMPARE(choose_cpu_tier(c, std::nullopt, need(CpuTier::FP32)), CpuTier::INT8);
+        QCOMPARE(choose_cpu_tier(c, std::nullopt, enough(need(CpuTier::INT4))), CpuTier::INT4);
+        QCOMPARE(choose_cpu_tier(c, CpuTier::INT4, std::size_t(64) << 30), CpuTier::INT4);
+        const auto mib = [](std::size_t b) { return std::to_string((b + (1 << 20) - 1) >> 20); };
+        try {
+            choose_cpu_tier(c, CpuTier::FP32, enough(need(CpuTier::INT8)));
+            QFAIL("fp32 accepted");
+        } catch (const Error& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.starts_with("the CPU's fp32 tier needs " + mib(need(CpuTier::FP32)) +
+                                   " MiB of memory (weights "),
+                     m.c_str());
+            QVERIFY2(m.ends_with("tiers that fit: int8 (" + mib(need(CpuTier::INT8)) +
+                                 " MiB), int4 (" + mib(need(CpuTier::INT4)) + " MiB)"),
+                     m.c_str());
+        }
+        try {
+            choose_cpu_tier(c, std::nullopt, need(CpuTier::INT4));
+            QFAIL("no tier fits, but one was chosen");
+        } catch (const Error& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("even in the CPU's int4 tier (" + mib(need(CpuTier::INT4)) + " MiB") !=
+                         std::string::npos,
+                     m.c_str());
+        }
     }
 };
 

@@ -11,6 +11,8 @@
 #include "mtdesk/cpu/cpu_model.h"
 
 #include <cmath>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "cpu/ops_cpu.h"
 #include "cpu/thread_pool_cpu.h"
 #include "mtdesk/error.h"
+#include "mtdesk/quant/quant_cache.h"
 
 namespace mtdesk {
 
@@ -28,7 +31,29 @@ struct Layer {
     std::vector<float> wq, wk, wv, wo, bq, bk, bv, bo;
     std::vector<float> q_norm, k_norm;
     std::vector<float> w_gate, w_up, w_down, b_gate, b_up, b_down;
+    // INT tiers: the quantised linear layers (the fp32 w* above stay empty), and the fused
+    // biases of the fused layers (q|k|v, gate|up).
+    std::optional<QuantizedTensor> qkv, o, gate_up, down;
+    std::vector<float> b_qkv, b_gate_up;
 };
+
+int rows_of(const QuantizedTensor& t) {
+    return std::visit([](const auto& w) { return w.n; }, t);
+}
+int cols_of(const QuantizedTensor& t) {
+    return std::visit([](const auto& w) { return w.k; }, t);
+}
+std::size_t bytes_of(const QuantizedTensor& t) {
+    return std::visit(
+        [](const auto& w) {
+            using W = std::decay_t<decltype(w)>;
+            if constexpr (std::is_same_v<W, QuantizedInt8>)
+                return w.q.size() + w.scales.size() * sizeof(float);
+            else
+                return w.packed.size() + w.scales.size() * sizeof(float);
+        },
+        t);
+}
 
 const float* ptr_or_null(const std::vector<float>& v) {
     return v.empty() ? nullptr : v.data();
@@ -42,6 +67,10 @@ struct CpuModel::Impl {
     std::vector<float> final_norm;
     std::vector<float> lm_head_own;  // empty when tied
     const float* lm_head = nullptr;
+    std::optional<QuantizedTensor> lm_head_q;  // INT tiers
+    CpuTier tier = CpuTier::FP32;
+    std::optional<QuantCache> cache;
+    std::string cache_key;
     std::vector<Layer> layers;
     cpu::RopeFrequencies rope;
     float attn_scale = 1.0f;
@@ -49,10 +78,19 @@ struct CpuModel::Impl {
     std::size_t weight_bytes = 0;
 
     // Scratch reused across forward calls (sized for the largest call so far).
-    std::vector<float> x, h, q, attn, tmp, gate, up, cos, sin;
+    std::vector<float> x, h, q, attn, tmp, gate, up, cos, sin, fused;
+    cpu::QuantScratch quant_scratch;
 
     std::vector<float> load(const TensorSet& tensors, const std::string& name,
                             std::initializer_list<int64_t> shape) {
+        std::vector<float> v = check(tensors, name, shape).to_fp32();
+        weight_bytes += v.size() * sizeof(float);
+        return v;
+    }
+
+    /// The tensor `name`; throws FileError naming it when its shape is not `shape`.
+    static const TensorView& check(const TensorSet& tensors, const std::string& name,
+                                   std::initializer_list<int64_t> shape) {
         const TensorView& t = tensors.at(name);
         const std::vector<int64_t> want(shape);
         if (t.shape != want) {
@@ -64,8 +102,71 @@ struct CpuModel::Impl {
             throw FileError(
                 t.file, "tensor " + name + " has shape [" + got + "], expected [" + expected + "]");
         }
-        std::vector<float> v = t.to_fp32();
-        weight_bytes += v.size() * sizeof(float);
+        return t;
+    }
+
+    /// The rows of the named [rows, k] tensors, concatenated and quantised in this tier,
+    /// through the cache under `name` (the GPU engine's names and row order, so both engines
+    /// share the entries). A cached entry of another shape is replaced. `fp32`: the tensors'
+    /// values already converted (the embedding, for a tied output layer), so that no second
+    /// fp32 copy is made.
+    QuantizedTensor quantised(const TensorSet& ts, const std::string& name,
+                              const std::vector<std::string>& tensors, int64_t k,
+                              const std::vector<float>* fp32 = nullptr) {
+        int64_t n = 0;
+        for (const std::string& t : tensors) {
+            const TensorView& v = ts.at(t);
+            if (v.shape.size() != 2 || v.shape[1] != k) {
+                std::string got;
+                for (auto d : v.shape)
+                    got += (got.empty() ? "" : ", ") + std::to_string(d);
+                throw FileError(v.file, "tensor " + t + " has shape [" + got + "], expected [" +
+                                            "rows, " + std::to_string(k) + "]");
+            }
+            n += v.shape[0];
+        }
+        const auto make = [&]() {
+            std::vector<float> w;
+            if (fp32 != nullptr) {
+                const int rows = static_cast<int>(n), cols = static_cast<int>(k);
+                return tier == CpuTier::INT8 ? QuantizedTensor(quantize_int8(*fp32, rows, cols))
+                                             : QuantizedTensor(quantize_int4(*fp32, rows, cols));
+            }
+            if (tensors.size() == 1) {
+                w = ts.at(tensors[0]).to_fp32();  // no second copy of the largest layer
+            } else {
+                w.reserve(static_cast<std::size_t>(n * k));
+                for (const std::string& t : tensors) {
+                    const std::vector<float> v = ts.at(t).to_fp32();
+                    w.insert(w.end(), v.begin(), v.end());
+                }
+            }
+            const int rows = static_cast<int>(n), cols = static_cast<int>(k);
+            return tier == CpuTier::INT8 ? QuantizedTensor(quantize_int8(w, rows, cols))
+                                         : QuantizedTensor(quantize_int4(w, rows, cols));
+        };
+        const bool int8 = tier == CpuTier::INT8;
+        auto fits = [&](const QuantizedTensor& q) {
+            return std::holds_alternative<QuantizedInt8>(q) == int8 && rows_of(q) == n &&
+                   cols_of(q) == k;
+        };
+        QuantizedTensor q = cache ? cache->load_or_make(cache_key, name, make) : make();
+        if (!fits(q)) {
+            q = make();
+            try {
+                cache->store(cache_key, name, q);
+            } catch (const Error&) {
+                // not cached: the next load quantises again
+            }
+        }
+        weight_bytes += bytes_of(q);
+        return q;
+    }
+
+    static std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts) {
+        std::vector<float> v;
+        for (const auto* p : parts)
+            v.insert(v.end(), p->begin(), p->end());
         return v;
     }
 
@@ -83,6 +184,9 @@ struct CpuModel::Impl {
         grow(up, n * c.intermediate_size);
         grow(cos, n * c.head_dim / 2);
         grow(sin, n * c.head_dim / 2);
+        if (tier != CpuTier::FP32)
+            grow(fused, n * std::max<int64_t>((c.num_heads + 2 * c.num_kv_heads) * c.head_dim,
+                                              2 * c.intermediate_size));
     }
 };
 
@@ -90,6 +194,13 @@ CpuModel::CpuModel() : impl_(std::make_unique<Impl>()) {}
 CpuModel::~CpuModel() = default;
 
 std::unique_ptr<CpuModel> CpuModel::load(const ModelDir& dir, int threads) {
+    CpuModelOptions options;
+    options.threads = threads;
+    return load(dir, options);
+}
+
+std::unique_ptr<CpuModel> CpuModel::load(const ModelDir& dir, const CpuModelOptions& options) {
+    const int threads = options.threads;
     if (!dir.tensors) throw Error("CpuModel::load: model directory has no tensors");
     const TensorSet& ts = *dir.tensors;
     const ModelConfig& c = dir.config;
@@ -108,6 +219,19 @@ std::unique_ptr<CpuModel> CpuModel::load(const ModelDir& dir, int threads) {
     m.rope = cpu::rope_frequencies(c);
     m.attn_scale = static_cast<float>(std::pow(static_cast<double>(c.head_dim), -0.5));
     m.pool = std::make_unique<cpu::ThreadPool>(threads);
+    m.tier = options.tier;
+    const bool quantised = m.tier != CpuTier::FP32;
+    if (quantised && options.use_quant_cache) {
+        try {
+            m.cache_key = QuantCache::model_key(ts.files(),
+                                                m.tier == CpuTier::INT8 ? Tier::INT8 : Tier::INT4);
+            m.cache.emplace(options.quant_cache_dir.empty()
+                                ? QuantCache::default_root()
+                                : std::filesystem::path(options.quant_cache_dir));
+        } catch (const std::exception&) {
+            m.cache.reset();  // no usable cache directory: quantise every time
+        }
+    }
 
     const int64_t hidden = c.hidden_size, inter = c.intermediate_size, hd = c.head_dim;
     const int64_t q_dim = c.num_heads * hd, kv_dim = c.num_kv_heads * hd;
@@ -115,7 +239,13 @@ std::unique_ptr<CpuModel> CpuModel::load(const ModelDir& dir, int threads) {
     m.final_norm = m.load(ts, "model.norm.weight", {hidden});
     // Tied: the embedding is the output layer, and an lm_head.weight the checkpoint ships too is
     // ignored, as transformers (tie_weights) and vLLM do.
-    if (c.tie_word_embeddings) {
+    if (quantised) {
+        m.lm_head_q =
+            c.tie_word_embeddings
+                ? m.quantised(ts, "lm_head.tied", {"model.embed_tokens.weight"}, hidden, &m.embed)
+                : (m.check(ts, "lm_head.weight", {c.vocab_size, hidden}),
+                   m.quantised(ts, "lm_head", {"lm_head.weight"}, hidden));
+    } else if (c.tie_word_embeddings) {
         m.lm_head = m.embed.data();
     } else {
         m.lm_head_own = m.load(ts, "lm_head.weight", {c.vocab_size, hidden});
@@ -128,10 +258,22 @@ std::unique_ptr<CpuModel> CpuModel::load(const ModelDir& dir, int threads) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         L.input_norm = m.load(ts, p + "input_layernorm.weight", {hidden});
         L.post_norm = m.load(ts, p + "post_attention_layernorm.weight", {hidden});
-        L.wq = m.load(ts, p + "self_attn.q_proj.weight", {q_dim, hidden});
-        L.wk = m.load(ts, p + "self_attn.k_proj.weight", {kv_dim, hidden});
-        L.wv = m.load(ts, p + "self_attn.v_proj.weight", {kv_dim, hidden});
-        L.wo = m.load(ts, p + "self_attn.o_proj.weight", {hidden, q_dim});
+        if (quantised) {
+            m.check(ts, p + "self_attn.q_proj.weight", {q_dim, hidden});
+            m.check(ts, p + "self_attn.k_proj.weight", {kv_dim, hidden});
+            m.check(ts, p + "self_attn.v_proj.weight", {kv_dim, hidden});
+            m.check(ts, p + "self_attn.o_proj.weight", {hidden, q_dim});
+            L.qkv = m.quantised(ts, p + "qkv",
+                                {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
+                                 p + "self_attn.v_proj.weight"},
+                                hidden);
+            L.o = m.quantised(ts, p + "o_proj", {p + "self_attn.o_proj.weight"}, q_dim);
+        } else {
+            L.wq = m.load(ts, p + "self_attn.q_proj.weight", {q_dim, hidden});
+            L.wk = m.load(ts, p + "self_attn.k_proj.weight", {kv_dim, hidden});
+            L.wv = m.load(ts, p + "self_attn.v_proj.weight", {kv_dim, hidden});
+            L.wo = m.load(ts, p + "self_attn.o_proj.weight", {hidden, q_dim});
+        }
         if (c.attention_bias) {
             L.bq = m.load(ts, p + "self_attn.q_proj.bias", {q_dim});
             L.bk = m.load(ts, p + "self_attn.k_proj.bias", {kv_dim});
@@ -150,13 +292,26 @@ std::unique_ptr<CpuModel> CpuModel::load(const ModelDir& dir, int threads) {
                 p + (hunyuan_names ? "self_attn.key_layernorm.weight" : "self_attn.k_norm.weight"),
                 {hd});
         }
-        L.w_gate = m.load(ts, p + "mlp.gate_proj.weight", {inter, hidden});
-        L.w_up = m.load(ts, p + "mlp.up_proj.weight", {inter, hidden});
-        L.w_down = m.load(ts, p + "mlp.down_proj.weight", {hidden, inter});
+        if (quantised) {
+            m.check(ts, p + "mlp.gate_proj.weight", {inter, hidden});
+            m.check(ts, p + "mlp.up_proj.weight", {inter, hidden});
+            m.check(ts, p + "mlp.down_proj.weight", {hidden, inter});
+            L.gate_up = m.quantised(ts, p + "gate_up",
+                                    {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, hidden);
+            L.down = m.quantised(ts, p + "down_proj", {p + "mlp.down_proj.weight"}, inter);
+        } else {
+            L.w_gate = m.load(ts, p + "mlp.gate_proj.weight", {inter, hidden});
+            L.w_up = m.load(ts, p + "mlp.up_proj.weight", {inter, hidden});
+            L.w_down = m.load(ts, p + "mlp.down_proj.weight", {hidden, inter});
+        }
         if (c.mlp_bias) {
             L.b_gate = m.load(ts, p + "mlp.gate_proj.bias", {inter});
             L.b_up = m.load(ts, p + "mlp.up_proj.bias", {inter});
             L.b_down = m.load(ts, p + "mlp.down_proj.bias", {hidden});
+        }
+        if (quantised) {
+            if (c.attention_bias) L.b_qkv = Impl::concat({&L.bq, &L.bk, &L.bv});
+            if (c.mlp_bias) L.b_gate_up = Impl::concat({&L.b_gate, &L.b_up});
         }
     }
     return model;
@@ -168,6 +323,10 @@ const ModelConfig& CpuModel::config() const noexcept {
 
 std::size_t CpuModel::weight_bytes() const noexcept {
     return impl_->weight_bytes;
+}
+
+CpuTier CpuModel::tier() const noexcept {
+    return impl_->tier;
 }
 
 std::unique_ptr<KvState> CpuModel::new_state(int max_positions) const {
@@ -224,9 +383,22 @@ void CpuModel::forward(KvState& state, std::span<const int32_t> tokens, std::spa
         float* k_new = k_cache + start * kv_dim;
         float* v_new = v_cache + start * kv_dim;
 
-        cpu::linear(h, L.wq.data(), ptr_or_null(L.bq), q, n, hidden, q_dim);
-        cpu::linear(h, L.wk.data(), ptr_or_null(L.bk), k_new, n, hidden, kv_dim);
-        cpu::linear(h, L.wv.data(), ptr_or_null(L.bv), v_new, n, hidden, kv_dim);
+        if (L.qkv) {
+            // One product for q|k|v, then each row's parts to where they belong.
+            const int64_t width = q_dim + 2 * kv_dim;
+            float* f = m.fused.data();
+            cpu::linear(h, *L.qkv, ptr_or_null(L.b_qkv), f, n, *m.pool, m.quant_scratch);
+            for (int64_t t = 0; t < n; ++t) {
+                const float* row = f + t * width;
+                std::memcpy(q + t * q_dim, row, sizeof(float) * q_dim);
+                std::memcpy(k_new + t * kv_dim, row + q_dim, sizeof(float) * kv_dim);
+                std::memcpy(v_new + t * kv_dim, row + q_dim + kv_dim, sizeof(float) * kv_dim);
+            }
+        } else {
+            cpu::linear(h, L.wq.data(), ptr_or_null(L.bq), q, n, hidden, q_dim);
+            cpu::linear(h, L.wk.data(), ptr_or_null(L.bk), k_new, n, hidden, kv_dim);
+            cpu::linear(h, L.wv.data(), ptr_or_null(L.bv), v_new, n, hidden, kv_dim);
+        }
         if (c.qk_norm && !c.qk_norm_after_rope) {
             cpu::rms_norm(q, L.q_norm.data(), q, n * heads, hd, eps);
             cpu::rms_norm(k_new, L.k_norm.data(), k_new, n * kv_heads, hd, eps);
@@ -239,13 +411,24 @@ void CpuModel::forward(KvState& state, std::span<const int32_t> tokens, std::spa
         }
         cpu::attention(q, k_cache, v_cache, attn, n, start, heads, kv_heads, hd, m.attn_scale,
                        *m.pool);
-        cpu::linear(attn, L.wo.data(), ptr_or_null(L.bo), tmp, n, q_dim, hidden);
+        if (L.o)
+            cpu::linear(attn, *L.o, ptr_or_null(L.bo), tmp, n, *m.pool, m.quant_scratch);
+        else
+            cpu::linear(attn, L.wo.data(), ptr_or_null(L.bo), tmp, n, q_dim, hidden);
         cpu::add_rms_norm(x, tmp, L.post_norm.data(), h, n, hidden, eps);
 
-        cpu::linear(h, L.w_gate.data(), ptr_or_null(L.b_gate), gate, n, hidden, inter);
-        cpu::linear(h, L.w_up.data(), ptr_or_null(L.b_up), up, n, hidden, inter);
-        cpu::swiglu(gate, up, gate, n * inter);
-        cpu::linear(gate, L.w_down.data(), ptr_or_null(L.b_down), tmp, n, inter, hidden);
+        if (L.gate_up) {
+            float* f = m.fused.data();  // [n, 2 * inter]: each row's gate, then its up
+            cpu::linear(h, *L.gate_up, ptr_or_null(L.b_gate_up), f, n, *m.pool, m.quant_scratch);
+            for (int64_t t = 0; t < n; ++t)
+                cpu::swiglu(f + t * 2 * inter, f + t * 2 * inter + inter, gate + t * inter, inter);
+            cpu::linear(gate, *L.down, ptr_or_null(L.b_down), tmp, n, *m.pool, m.quant_scratch);
+        } else {
+            cpu::linear(h, L.w_gate.data(), ptr_or_null(L.b_gate), gate, n, hidden, inter);
+            cpu::linear(h, L.w_up.data(), ptr_or_null(L.b_up), up, n, hidden, inter);
+            cpu::swiglu(gate, up, gate, n * inter);
+            cpu::linear(gate, L.w_down.data(), ptr_or_null(L.b_down), tmp, n, inter, hidden);
+        }
         const float* next_norm =
             l + 1 < m.layers.size() ? m.layers[l + 1].input_norm.data() : m.final_norm.data();
         cpu::add_rms_norm(x, tmp, next_norm, h, n, hidden, eps);
@@ -253,7 +436,10 @@ void CpuModel::forward(KvState& state, std::span<const int32_t> tokens, std::spa
     if (m.layers.empty()) cpu::rms_norm(x, m.final_norm.data(), h, n, hidden, eps);
 
     const float* rows = all_positions ? h : h + (n - 1) * hidden;
-    cpu::linear(rows, m.lm_head, nullptr, logits.data(), out_rows, hidden, c.vocab_size);
+    if (m.lm_head_q)
+        cpu::linear(rows, *m.lm_head_q, nullptr, logits.data(), out_rows, *m.pool, m.quant_scratch);
+    else
+        cpu::linear(rows, m.lm_head, nullptr, logits.data(), out_rows, hidden, c.vocab_size);
     st->advance(static_cast<int>(n));
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // The CPU implementation of every decoder operation, fp32, row-major. One file per family
-// (embedding_cpu.cpp, rms_norm_cpu.cpp, rope_cpu.cpp, linear_cpu.cpp, attention_cpu.cpp,
-// swiglu_cpu.cpp). These are the reference the CUDA twins in engine/cuda/ are tested against,
-// so each one states its exact arithmetic. Reference for the arithmetic: transformers'
-// modeling_hunyuan_v1_dense.py / modeling_llama.py / modeling_qwen3.py and modeling_rope_utils.py.
+// (embedding_cpu.cpp, rms_norm_cpu.cpp, rope_cpu.cpp, linear_cpu.cpp, linear_quant_cpu.cpp,
+// attention_cpu.cpp, swiglu_cpu.cpp). These are the reference the CUDA twins in engine/cuda/ are
+// tested against, so each one states its exact arithmetic. Reference for the arithmetic:
+// transformers' modeling_hunyuan_v1_dense.py / modeling_llama.py / modeling_qwen3.py and
+// modeling_rope_utils.py.
 //
 // Shapes are given as [outer, ..., inner]; every buffer is contiguous. Output buffers must not
 // overlap inputs unless a function says so. Scratch is at most one row per thread.
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "mtdesk/model/config.h"
+#include "mtdesk/quant/quantize.h"
 
 namespace mtdesk::cpu {
 
@@ -86,6 +88,41 @@ void rope(float* x, int64_t tokens, int64_t heads, int64_t head_dim, const float
 /// cblas_sgemv for rows == 1.
 void linear(const float* x, const float* w, const float* bias, float* y, int64_t rows, int64_t in,
             int64_t out);
+
+// ---- linear_quant_cpu.cpp ----
+
+/// Inputs a quantised linear layer takes straight from the quantised weights; with more rows
+/// (prefill) it dequantises tiles and runs an sgemm, whose cost the rows then share.
+inline constexpr int64_t kQuantGemvRows = 4;
+
+/// Scratch of the quantised linear layers, reused across calls: the input of an INT4 product
+/// (its even and odd elements apart, padded) and the fp32 tile of a prefill (at most
+/// kCpuDequantTileBytes).
+struct QuantScratch {
+    std::vector<float> x, tile;
+};
+
+/// y = x · deq(W)ᵀ (+ bias) for an INT8 or INT4 weight (mtdesk/quant/quantize.h, the same
+/// format as the GPU tiers): x: [rows, w.k]; y: [rows, w.n]; bias: [w.n] or null; all fp32.
+/// Up to kQuantGemvRows rows: each output row's dot products are taken from the quantised
+/// values in fp32 (INT8: sum of x·q, times the row's scale; INT4: per group, the group's sum
+/// times its scale), output rows split over `pool`. More rows: the weight is dequantised in
+/// tiles of whole rows of at most kCpuDequantTileBytes and multiplied by cblas_sgemm. Either
+/// way the result is x · deq(W)ᵀ up to fp32 rounding (checked against quantize.h's
+/// linear_reference in test_cpu_ops). Throws mtdesk::Error for a negative row count.
+void linear(const float* x, const QuantizedInt8& w, const float* bias, float* y, int64_t rows,
+            ThreadPool& pool, QuantScratch& scratch);
+void linear(const float* x, const QuantizedInt4& w, const float* bias, float* y, int64_t rows,
+            ThreadPool& pool, QuantScratch& scratch);
+void linear(const float* x, const QuantizedTensor& w, const float* bias, float* y, int64_t rows,
+            ThreadPool& pool, QuantScratch& scratch);
+
+/// Whether the quantised products run their AVX2 + FMA form (chosen at run time from the CPU;
+/// the portable loops otherwise, with the same sums in another order).
+bool quant_kernels_use_avx2() noexcept;
+/// Makes the quantised products use the portable loops even where AVX2 is there (for tests,
+/// which check both forms against the reference). Process-wide.
+void force_portable_quant_kernels(bool on) noexcept;
 
 // ---- swiglu_cpu.cpp ----
 

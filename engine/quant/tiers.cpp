@@ -4,10 +4,13 @@
 #include <array>
 #include <string>
 
+#include "mtdesk/error.h"
+
 namespace mtdesk {
 namespace {
 
 constexpr std::array<Tier, 4> kTiers{Tier::BF16, Tier::FP16, Tier::INT8, Tier::INT4};
+constexpr std::array<CpuTier, 3> kCpuTiers{CpuTier::FP32, CpuTier::INT8, CpuTier::INT4};
 
 // Bytes of one [rows, cols] linear weight in tier t (rows = output features).
 std::size_t linear_bytes(std::size_t rows, std::size_t cols, Tier t) {
@@ -20,6 +23,21 @@ std::size_t linear_bytes(std::size_t rows, std::size_t cols, Tier t) {
         case Tier::INT4: {
             const std::size_t groups = (cols + kInt4GroupSize - 1) / kInt4GroupSize;
             return rows * ((cols + 1) / 2) + rows * groups * 2;
+        }
+    }
+    return 0;
+}
+
+// Bytes of one [rows, cols] linear weight in CPU tier t (scales held as fp32).
+std::size_t cpu_linear_bytes(std::size_t rows, std::size_t cols, CpuTier t) {
+    switch (t) {
+        case CpuTier::FP32:
+            return rows * cols * 4;
+        case CpuTier::INT8:
+            return rows * cols + rows * 4;
+        case CpuTier::INT4: {
+            const std::size_t groups = (cols + kInt4GroupSize - 1) / kInt4GroupSize;
+            return rows * groups * kInt4GroupSize / 2 + rows * groups * 4;
         }
     }
     return 0;
@@ -192,6 +210,99 @@ std::string tier_fit_error(const ModelConfig& c, Tier t, std::size_t context_tok
            " free of " + mib(total_bytes) + "; " +
            (fits.empty() ? std::string("no tier fits: lower the KV cache budget")
                          : "tiers that fit: " + fits);
+}
+
+std::span<const CpuTier> all_cpu_tiers() noexcept {
+    return kCpuTiers;
+}
+
+std::string_view cpu_tier_name(CpuTier t) noexcept {
+    switch (t) {
+        case CpuTier::FP32:
+            return "fp32";
+        case CpuTier::INT8:
+            return "int8";
+        case CpuTier::INT4:
+            return "int4";
+    }
+    return "?";
+}
+
+std::optional<CpuTier> parse_cpu_tier(std::string_view name) noexcept {
+    for (CpuTier t : kCpuTiers)
+        if (cpu_tier_name(t) == name) return t;
+    if (name == "w8a16") return CpuTier::INT8;
+    if (name == "w4a16") return CpuTier::INT4;
+    return std::nullopt;
+}
+
+MemoryEstimate estimate_cpu_memory(const ModelConfig& c, CpuTier t, std::size_t context_tokens,
+                                   int step_tokens) {
+    const std::size_t h = c.hidden_size, f = c.intermediate_size, d = c.head_dim;
+    const std::size_t q = c.num_heads * d, kv = c.num_kv_heads * d;
+    const std::size_t vocab = static_cast<std::size_t>(std::max(c.vocab_size, 0));
+    MemoryEstimate e;
+    std::size_t per_layer = cpu_linear_bytes(q + 2 * kv, h, t) + cpu_linear_bytes(h, q, t) +
+                            cpu_linear_bytes(2 * f, h, t) + cpu_linear_bytes(h, f, t);
+    per_layer += 2 * h * 4;
+    if (c.qk_norm) per_layer += 2 * d * 4;
+    if (c.attention_bias) per_layer += (q + 2 * kv) * 4;
+    if (c.attention_out_bias) per_layer += h * 4;
+    if (c.mlp_bias) per_layer += (2 * f + h) * 4;
+    std::size_t lm_head = 0;
+    if (!c.tie_word_embeddings || t != CpuTier::FP32) lm_head = cpu_linear_bytes(vocab, h, t);
+    e.weights = per_layer * c.num_layers + vocab * h * 4 + lm_head + h * 4;
+    e.kv_cache = kv_cache_bytes(c, context_tokens, 4);
+    // CpuModel's scratch for a step of `step_tokens` (residual, normed input, scratch, q,
+    // attention out, gate, up, RoPE tables; INT tiers: the fused q|k|v and gate|up outputs),
+    // the logits of one row and the per-piece buffers of generate().
+    const std::size_t n = static_cast<std::size_t>(std::max(1, step_tokens));
+    std::size_t act = n * (3 * h + 2 * q + 2 * f + d) * 4;
+    if (t != CpuTier::FP32) act += n * (q + 2 * kv + 2 * f) * 4;
+    e.workspace = act + vocab * 4 * 2;
+    // INT tiers: while loading, the fp32 rows of the layer being quantised (gate|up with one
+    // of its halves in flight, or an untied output layer; a tied one is quantised from the
+    // embedding); later the prefill's dequantised tile.
+    if (t != CpuTier::FP32)
+        e.workspace += std::max(
+            {c.tie_word_embeddings ? 0 : vocab * h * 4, 3 * f * h * 4, kCpuDequantTileBytes});
+    return e;
+}
+
+CpuTier choose_cpu_tier(const ModelConfig& c, std::optional<CpuTier> requested,
+                        std::size_t available_bytes) {
+    const std::size_t usable = available_bytes - available_bytes / 10;
+    std::string fits;
+    for (CpuTier t : kCpuTiers) {
+        const MemoryEstimate e = estimate_cpu_memory(c, t);
+        if (e.total() > usable) continue;
+        if (!requested) return t;
+        fits += (fits.empty() ? "" : ", ") + std::string(cpu_tier_name(t)) + " (" + mib(e.total()) +
+                ")";
+    }
+    if (requested) {
+        const MemoryEstimate need = estimate_cpu_memory(c, *requested);
+        if (need.total() <= usable) return *requested;
+        std::string msg = "the CPU's ";
+        msg.append(cpu_tier_name(*requested))
+            .append(" tier needs ")
+            .append(mib(need.total()))
+            .append(" of memory (weights ")
+            .append(mib(need.weights))
+            .append(", KV cache and workspace ")
+            .append(mib(need.kv_cache + need.workspace))
+            .append(") but ")
+            .append(mib(available_bytes))
+            .append(" is available (a tenth of it is left to the rest of the system); ")
+            .append(fits.empty() ? std::string("no CPU tier fits") : "tiers that fit: " + fits);
+        throw Error(msg);
+    }
+    const MemoryEstimate int4 = estimate_cpu_memory(c, CpuTier::INT4);
+    throw Error("the model does not fit in the " + mib(available_bytes) +
+                " of memory available (a tenth of it left to the rest of the system), even in "
+                "the CPU's int4 tier (" +
+                mib(int4.total()) + "; fp32 would need " +
+                mib(estimate_cpu_memory(c, CpuTier::FP32).total()) + ")");
 }
 
 }  // namespace mtdesk

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/error.h"
 #include "mtdesk/runtime/latency_window.h"
 #include "mtdesk/translate/translation_engine.h"
@@ -26,6 +27,8 @@ class CpuEngine final : public TranslationEngine {
     explicit CpuEngine(std::unique_ptr<Translator> translator)
         : translator_(std::move(translator)) {
         if (!translator_) throw Error("make_cpu_engine: no translator");
+        if (const auto* cpu = dynamic_cast<const CpuModel*>(&translator_->model()))
+            tier_ = cpu->tier();
         worker_ = std::thread([this] { run(); });
     }
 
@@ -75,7 +78,7 @@ class CpuEngine final : public TranslationEngine {
         std::lock_guard lock(mutex_);
         EngineStatistics s;
         s.device = "CPU";
-        s.tier = "fp32 (CPU)";
+        s.tier = std::string(cpu_tier_name(tier_)) + " (CPU)";
         s.queue_depth = static_cast<int>(queue_.size());
         s.running = running_id_ ? 1 : 0;
         s.finished = finished_;
@@ -163,6 +166,7 @@ class CpuEngine final : public TranslationEngine {
     }
 
     std::unique_ptr<Translator> translator_;
+    CpuTier tier_ = CpuTier::FP32;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Entry> queue_;

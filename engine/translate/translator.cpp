@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "mtdesk/cpu/cpu_model.h"
+#include "mtdesk/cpu/host_memory.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/translate/casing_guard.h"
@@ -65,12 +66,24 @@ Translator::Translator(std::unique_ptr<CausalLM> model, std::unique_ptr<Tokenize
 }
 
 std::unique_ptr<Translator> Translator::open_cpu(const std::filesystem::path& model_dir,
-                                                 std::optional<PromptStyle> style) {
+                                                 std::optional<PromptStyle> style,
+                                                 const CpuLoadOptions& options) {
     ModelDir dir = ModelDir::open(model_dir);
     auto tokenizer = load_tokenizer(model_dir, dir.config.vocab_size);
     ChatTemplate chat = ChatTemplate::from_model_dir(model_dir);
     check_chat_template(chat, *tokenizer, model_dir);
-    auto model = CpuModel::load(dir);
+    CpuModelOptions model_options;
+    model_options.threads = options.threads;
+    model_options.quant_cache_dir = options.quant_cache_dir;
+    model_options.tier = options.tier.value_or(CpuTier::FP32);
+    if (const auto available = available_host_memory()) {
+        try {
+            model_options.tier = choose_cpu_tier(dir.config, options.tier, *available);
+        } catch (const Error& e) {
+            throw Error(model_dir.string() + ": " + e.what());
+        }
+    }
+    auto model = CpuModel::load(dir, model_options);
     auto translator =
         std::make_unique<Translator>(std::move(model), std::move(tokenizer), chat,
                                      style.value_or(guess_prompt_style(model_dir)), dir.generation);

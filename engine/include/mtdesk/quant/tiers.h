@@ -175,4 +175,46 @@ std::string tier_fit_error(const ModelConfig& config, Tier t, std::size_t contex
                            int max_batch, KvCacheDtype kv, int step_tokens, std::size_t free_bytes,
                            std::size_t total_bytes, std::string_view device);
 
+/// How the CPU engine holds the linear-layer weights. Activations, the KV cache and the
+/// embedding table are fp32 in every CPU tier; INT8 and INT4 are the GPU tiers' formats
+/// (quantize.h), so both engines compute with the same dequantised weights and share the
+/// on-disk cache of quantised tensors.
+enum class CpuTier {
+    FP32,  ///< every weight converted to fp32 (the reference)
+    INT8,  ///< int8 weights, one scale per output row: about a quarter of fp32's memory
+    INT4,  ///< int4 weights, one scale per group of 128 inputs: about an eighth
+};
+
+std::span<const CpuTier> all_cpu_tiers() noexcept;
+std::string_view cpu_tier_name(CpuTier t) noexcept;  ///< "fp32", "int8", "int4"
+/// "fp32", "int8" or "int4" (also "w8a16" / "w4a16"); nullopt for anything else.
+std::optional<CpuTier> parse_cpu_tier(std::string_view name) noexcept;
+
+/// Positions of KV cache the CPU estimate reserves: one request's prompt and output (the
+/// translator cuts longer sources into pieces well below this).
+inline constexpr std::size_t kCpuEstimateContext = 4096;
+
+/// Host memory the CPU engine needs for `config` in tier `t`, in bytes: weights (fp32
+/// embedding, norms and biases; linear layers in the tier's format with fp32 scales; a tied
+/// output layer shares the embedding in FP32 and has its own quantised copy otherwise), an
+/// fp32 KV cache of `context_tokens` positions, and the workspace (activations of a
+/// `step_tokens`-token prefill and logits; for INT tiers also the larger of the fp32 rows a
+/// layer is quantised from at load and the tile a prefill dequantises into,
+/// kCpuDequantTileBytes).
+MemoryEstimate estimate_cpu_memory(const ModelConfig& config, CpuTier t,
+                                   std::size_t context_tokens = kCpuEstimateContext,
+                                   int step_tokens = 512);
+
+/// Most bytes of the fp32 tile into which the CPU INT tiers dequantise a weight for a
+/// prefill GEMM (rows of the weight, whole rows at a time).
+inline constexpr std::size_t kCpuDequantTileBytes = std::size_t(32) << 20;
+
+/// The CPU tier to load: `requested` when given and its estimate_cpu_memory() fits in
+/// `available_bytes` less a tenth (left to the rest of the system), else (nothing requested)
+/// the first of FP32, INT8, INT4 that fits so.
+/// Throws mtdesk::Error with the figures (what the tier needs, what is available, the tiers
+/// that fit) when the requested tier, or every tier, does not fit.
+CpuTier choose_cpu_tier(const ModelConfig& config, std::optional<CpuTier> requested,
+                        std::size_t available_bytes);
+
 }  // namespace mtdesk

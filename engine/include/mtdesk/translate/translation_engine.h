@@ -60,7 +60,7 @@ struct RemoteStatistics {
 /// has no such thing (no VRAM on the CPU engine).
 struct EngineStatistics {
     std::string device;  ///< "CPU", a GPU's name, or the servers
-    std::string tier;    ///< "fp32 (CPU)", "bf16", "int8", "int4", ...
+    std::string tier;    ///< "fp32 (CPU)", "int8 (CPU)", "bf16", "int8", "int4", ...
     std::optional<int64_t> vram_used_bytes, vram_total_bytes, vram_own_bytes;
     int queue_depth = 0;  ///< jobs submitted and not started
     /// Sequences decoding now: the batch size (each piece of a job cut into pieces counts).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mtdesk/model/config.h"
+#include "mtdesk/quant/tiers.h"
 #include "mtdesk/runtime/causal_lm.h"
 #include "mtdesk/runtime/generate.h"
 #include "mtdesk/tokenizer/chat_template.h"
@@ -45,6 +46,15 @@ struct TranslationResult {
 /// counting blank lines too) and its result.
 using LineCallback = std::function<void(std::size_t line, const TranslationResult& result)>;
 
+/// How Translator::open_cpu loads a model.
+struct CpuLoadOptions {
+    /// The CPU tier; nullopt: the first of fp32, int8, int4 that fits in the memory available
+    /// (choose_cpu_tier, available_host_memory).
+    std::optional<CpuTier> tier;
+    int threads = 0;              ///< CpuModelOptions::threads
+    std::string quant_cache_dir;  ///< CpuModelOptions::quant_cache_dir
+};
+
 /// A model, its tokenizer and chat template, ready to translate one segment at a time.
 class Translator {
   public:
@@ -54,9 +64,13 @@ class Translator {
     /// Opens a model directory on the CPU engine: validates weights, loads the tokenizer (whose
     /// ids must fit the vocabulary) and recognises the chat template. The prompt style is
     /// guessed from the directory name ("Hunyuan-MT" → HunyuanMT, otherwise HY-MT1.5) unless
-    /// given. Throws FileError / UnsupportedError naming the offending file.
+    /// given. Before the weights are read, the tier's memory estimate is checked against the
+    /// memory available (choose_cpu_tier): a model that does not fit fails with the figures
+    /// and the tiers that would fit, instead of being killed half-loaded. Throws FileError /
+    /// UnsupportedError naming the offending file, Error naming the directory for memory.
     static std::unique_ptr<Translator> open_cpu(const std::filesystem::path& model_dir,
-                                                std::optional<PromptStyle> style = {});
+                                                std::optional<PromptStyle> style = {},
+                                                const CpuLoadOptions& options = {});
 
     /// The model publisher's recommended sampling from generation_config.json, falling back to
     /// Hunyuan-MT's (top_k 20, top_p 0.6, repetition_penalty 1.05, temperature 0.7): the free
