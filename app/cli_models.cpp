@@ -11,6 +11,7 @@
 #include "cli_commands.h"
 #include "demo_model.h"
 #include "engine_options.h"
+#include "mtdesk/cpu/host_memory.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
@@ -117,6 +118,17 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
                                                                {"workspace", e.workspace},
                                                                {"total", e.total()}};
         }
+        j["memory"]["cpu_context_tokens"] = kCpuEstimateContext;
+        j["memory"]["cpu_tiers"] = nlohmann::json::object();
+        for (CpuTier t : all_cpu_tiers()) {
+            const MemoryEstimate e = estimate_cpu_memory(c, t);
+            j["memory"]["cpu_tiers"][std::string(cpu_tier_name(t))] = {{"weights", e.weights},
+                                                                       {"kv_cache", e.kv_cache},
+                                                                       {"workspace", e.workspace},
+                                                                       {"total", e.total()}};
+        }
+        if (const auto available = available_host_memory())
+            j["memory"]["cpu_available"] = *available;
         std::puts(j.dump(2).c_str());
         return 0;
     }
@@ -157,6 +169,21 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
             estimate_memory(c, t, static_cast<std::size_t>(context), static_cast<int>(batch), kv);
         fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", tier_name(t), human_bytes(e.weights),
                    human_bytes(e.kv_cache), human_bytes(e.workspace), human_bytes(e.total()));
+    }
+    // The CPU engine: one request at a time, its KV cache in fp32.
+    const auto available = available_host_memory();
+    fmt::print("\nCPU memory per tier (fp32 KV cache for {} tokens, one request{}):\n",
+               kCpuEstimateContext,
+               available ? "; " + human_bytes(*available) + " available here" : std::string());
+    fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}\n", "tier", "weights", "KV cache", "workspace",
+               "total");
+    for (CpuTier t : all_cpu_tiers()) {
+        const MemoryEstimate e = estimate_cpu_memory(c, t);
+        // choose_cpu_tier leaves a tenth of what is available to the rest of the system.
+        const bool fits = !available || e.total() <= *available - *available / 10;
+        fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}{}\n", cpu_tier_name(t),
+                   human_bytes(e.weights), human_bytes(e.kv_cache), human_bytes(e.workspace),
+                   human_bytes(e.total()), fits ? "" : "  does not fit");
     }
     return 0;
 }

@@ -262,7 +262,7 @@ int cmd_translate(const QStringList& args) {
     std::unique_ptr<TranslationEngine> gpu =
         remote ? nullptr : open_gpu_engine(p, model_dir, style ? "--prompt-style" : nullptr);
     std::unique_ptr<Translator> cpu;
-    if (!gpu && !remote) cpu = Translator::open_cpu(model_dir, style);
+    if (!gpu && !remote) cpu = open_cpu_translator(p, model_dir, style);
     const Translator* translator = gpu ? gpu->translator() : cpu.get();
     const bool formatted_prompt =
         translator && use_formatted_prompt(p, model_dir, translator->style());

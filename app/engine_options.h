@@ -8,9 +8,11 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mtdesk/translate/translation_engine.h"
+#include "mtdesk/translate/translator.h"
 
 namespace mtdesk::app {
 
@@ -35,5 +37,16 @@ QList<QCommandLineOption> engine_options();
 std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
                                                    const std::string& model_dir,
                                                    const char* cpu_only = nullptr);
+
+/// The CPU engine's load options from --tier: its tier when given (fp32, int8, int4), else
+/// none (the first that fits, Translator::open_cpu), also for a GPU-only tier (bf16, fp16;
+/// open_gpu_engine's note names it). Throws Error naming --tier for a value that is no tier.
+CpuLoadOptions cpu_load_options(const QCommandLineParser& p);
+
+/// Translator::open_cpu with cpu_load_options(p); a note on stderr when no --tier was given and
+/// the model does not fit in fp32, naming the tier it runs in. Throws what open_cpu throws.
+std::unique_ptr<Translator> open_cpu_translator(const QCommandLineParser& p,
+                                                const std::string& model_dir,
+                                                std::optional<PromptStyle> style = {});
 
 }  // namespace mtdesk::app

@@ -234,7 +234,7 @@ class TestCli : public QObject {
         QVERIFY(r.err.contains("--device gpu: the device must be"));
         r = run({"translate", "--to", "zh", "--device", "cpu", "--tier", "int3"}, "Open\n");
         QVERIFY(r.code != 0);
-        QVERIFY(r.err.contains("--tier must be"));
+        QVERIFY(r.err.contains("--tier int3: the tiers are"));
         r = run({"translate", "--to", "th", "--device", "cpu", "--max-tokens", "4"}, "Open\n");
         QCOMPARE(r.code, 0);
         QVERIFY(r.err.contains("trained for English <-> zh"));  // the demo model's pairs
@@ -393,15 +393,56 @@ class TestCli : public QObject {
 
     void gpuOptionsOnTheCpuAreNamed() {
         Run r = run({"translate", "--model", kModel, "--to", "zh", "--device", "cpu", "--tier",
-                     "int4", "--max-batch", "8"},
+                     "bf16", "--max-batch", "8"},
                     "x\n");
         QCOMPARE(r.code, 0);
-        QVERIFY2(r.err.contains("note: the CPU engine runs this; --tier, --max-batch apply to the "
-                                "GPU engine only"),
+        QVERIFY2(r.err.contains("note: the CPU engine runs this; --tier bf16, --max-batch apply to "
+                                "the GPU engine only"),
+                 r.err.constData());
+        // int4 is a CPU tier too.
+        r = run({"translate", "--model", kModel, "--to", "zh", "--device", "cpu", "--tier", "int4",
+                 "--max-batch", "8"},
+                "x\n");
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("note: the CPU engine runs this; --max-batch applies to the GPU "
+                                "engine only"),
                  r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "zh", "--device", "cpu"}, "x\n");
         QCOMPARE(r.code, 0);
         QVERIFY2(!r.err.contains("GPU engine only"), r.err.constData());
+    }
+
+    // The CPU tiers: int8 and int4 translate (the demo model's held-out lines are checked in
+    // test_demo_model), a value that is no tier is named, and `models inspect` lists each
+    // tier's memory.
+    void cpuTiers() {
+        for (const char* tier : {"fp32", "int8", "int4"}) {
+            const Run r = run(
+                {"translate", "--model", kModel, "--to", "de", "--device", "cpu", "--tier", tier},
+                "Open the file\n");
+            QCOMPARE(r.code, 0);
+            QVERIFY2(r.out.trimmed().size() > 3, r.out.constData());
+            QVERIFY2(r.err.isEmpty(), r.err.constData());
+        }
+        Run r =
+            run({"translate", "--model", kModel, "--to", "de", "--device", "cpu", "--tier", "int3"},
+                "x\n");
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("--tier int3: the tiers are fp32, int8 and int4 on the CPU"),
+                 r.err.constData());
+        QVERIFY(r.out.isEmpty());
+        r = run({"models", "inspect", kModel, "--json"});
+        QCOMPARE(r.code, 0);
+        const QJsonObject cpu =
+            QJsonDocument::fromJson(r.out).object()["memory"].toObject()["cpu_tiers"].toObject();
+        const auto figure = [&cpu](const char* tier, const char* what) {
+            return cpu[QLatin1String(tier)].toObject()[QLatin1String(what)].toDouble();
+        };
+        QVERIFY(figure("fp32", "weights") > figure("int8", "weights"));
+        QVERIFY(figure("int8", "weights") > figure("int4", "weights"));
+        QVERIFY(figure("int4", "weights") > 0);
+        r = run({"models", "inspect", kModel});
+        QVERIFY2(r.out.contains("CPU memory per tier"), r.out.constData());
     }
 
     void badInputsNameTheProblem() {

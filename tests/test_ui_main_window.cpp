@@ -399,6 +399,7 @@ class TestUiMainWindow : public QObject {
             a.setContextTokens(4096);
             a.setMaxBatch(4);
             a.setInt8KvCache(true);
+            a.setCpuTier(QStringLiteral("int4"));
             a.sync();
         }
         Settings b;
@@ -416,6 +417,7 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(b.sourceLanguage(), QStringLiteral("bo"));
         QCOMPARE(b.targetLanguage(), QStringLiteral("yue"));
         QCOMPARE(b.tier(), QStringLiteral("int8"));
+        QCOMPARE(b.cpuTier(), QStringLiteral("int4"));
         QCOMPARE(b.contextTokens(), 4096);
         QCOMPARE(b.maxBatch(), 4);
         QVERIFY(b.int8KvCache());
@@ -618,16 +620,29 @@ class TestUiMainWindow : public QObject {
         auto* context = dialog.findChild<QSpinBox*>(QStringLiteral("contextSpin"));
         QVERIFY(table && int8_kv && context);
         const ModelConfig config = ModelDir::open(kModel.toStdString()).config;
-        auto kv_cell = [&] { return table->item(1, 2)->text(); };  // row 1: the first GPU tier
+        // Rows 0-2: the CPU tiers (an fp32 KV cache for one request); then the GPU tiers.
+        for (CpuTier t : all_cpu_tiers()) {
+            const int row = static_cast<int>(t);
+            QVERIFY(table->item(row, 0)->text().startsWith(
+                QString::fromLatin1(cpu_tier_name(t).data(), cpu_tier_name(t).size())));
+            QCOMPARE(table->item(row, 1)->text(),
+                     human_bytes(static_cast<qint64>(estimate_cpu_memory(config, t).weights)));
+        }
+        auto kv_cell = [&] { return table->item(3, 2)->text(); };  // row 3: the first GPU tier
         int8_kv->setChecked(false);
         QCOMPARE(kv_cell(), human_bytes(static_cast<qint64>(
                                 kv_cache_bytes(config, context->value(), KvCacheDtype::Auto))));
         int8_kv->setChecked(true);
         QCOMPARE(kv_cell(), human_bytes(static_cast<qint64>(
                                 kv_cache_bytes(config, context->value(), KvCacheDtype::Int8))));
+        auto* cpu_tier = dialog.findChild<QComboBox*>(QStringLiteral("cpuTierCombo"));
+        QVERIFY(cpu_tier);
+        QCOMPARE(cpu_tier->currentData().toString(), QStringLiteral("auto"));
+        cpu_tier->setCurrentIndex(cpu_tier->findData(QStringLiteral("int8")));
         dialog.accept();
         QCOMPARE(QDir(Settings().modelDirectory()), QDir(kModel));
         QVERIFY(Settings().int8KvCache());
+        QCOMPARE(Settings().cpuTier(), QStringLiteral("int8"));
     }
 
     void chineseUi() {

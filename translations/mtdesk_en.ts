@@ -197,6 +197,10 @@ http://gpu2:8000</translation>
         <source>INT8 KV cache (half the memory per token)</source>
         <translation>INT8 KV cache (half the memory per token)</translation>
     </message>
+    <message>
+        <source>CPU precision tier:</source>
+        <translation>CPU precision tier:</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::app::JobQueue</name>
@@ -821,10 +825,6 @@ http://gpu2:8000</translation>
         <translation>%1 M parameters</translation>
     </message>
     <message>
-        <source>CPU (fp32)</source>
-        <translation>CPU (fp32)</translation>
-    </message>
-    <message>
         <source>System language</source>
         <translation>System language</translation>
     </message>
@@ -839,10 +839,6 @@ http://gpu2:8000</translation>
     <message>
         <source>No model chosen: the bundled demo model is used.</source>
         <translation>No model chosen: the bundled demo model is used.</translation>
-    </message>
-    <message>
-        <source>fp32 (CPU)</source>
-        <translation>fp32 (CPU)</translation>
     </message>
     <message>
         <source>%1 (GPU)</source>
@@ -863,10 +859,6 @@ http://gpu2:8000</translation>
     <message>
         <source>The memory each precision tier needs for this model, with the context and batch above, next to the chosen GPU&apos;s free memory.</source>
         <translation>The memory each precision tier needs for this model, with the context and batch above, next to the chosen GPU&apos;s free memory.</translation>
-    </message>
-    <message>
-        <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</source>
-        <translation>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</translation>
     </message>
     <message>
         <source>%1 — does not fit</source>
@@ -957,6 +949,22 @@ http://gpu2:8000</translation>
         <source>The model&apos;s recommended sampling (temperature %1, top-k %2, top-p %3, repetition penalty %4)</source>
         <translation>The model&apos;s recommended sampling (temperature %1, top-k %2, top-p %3, repetition penalty %4)</translation>
     </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>Automatic (fp32 when it fits in memory, else int8, else int4)</source>
+        <translation>Automatic (fp32 when it fits in memory, else int8, else int4)</translation>
+    </message>
+    <message>
+        <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in the CPU tier chosen. The GPU rows show what each tier would need.</source>
+        <translation>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in the CPU tier chosen. The GPU rows show what each tier would need.</translation>
+    </message>
+    <message>
+        <source>%1 (CPU)</source>
+        <translation>%1 (CPU)</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -991,6 +999,10 @@ http://gpu2:8000</translation>
     <message>
         <source>Connecting to the servers</source>
         <translation>Connecting to the servers</translation>
+    </message>
+    <message>
+        <source>%1 (CPU)</source>
+        <translation>%1 (CPU)</translation>
     </message>
 </context>
 </TS>

@@ -197,6 +197,10 @@ http://gpu2:8000</translation>
         <source>INT8 KV cache (half the memory per token)</source>
         <translation>INT8 KV 缓存（每个词元内存减半）</translation>
     </message>
+    <message>
+        <source>CPU precision tier:</source>
+        <translation>CPU 精度档：</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::app::JobQueue</name>
@@ -814,10 +818,6 @@ http://gpu2:8000</translation>
         <translation>%1 M 参数</translation>
     </message>
     <message>
-        <source>CPU (fp32)</source>
-        <translation>CPU（fp32）</translation>
-    </message>
-    <message>
         <source>System language</source>
         <translation>跟随系统</translation>
     </message>
@@ -832,10 +832,6 @@ http://gpu2:8000</translation>
     <message>
         <source>No model chosen: the bundled demo model is used.</source>
         <translation>未选择模型：使用自带的演示模型。</translation>
-    </message>
-    <message>
-        <source>fp32 (CPU)</source>
-        <translation>fp32（CPU）</translation>
     </message>
     <message>
         <source>%1 (GPU)</source>
@@ -856,10 +852,6 @@ http://gpu2:8000</translation>
     <message>
         <source>The memory each precision tier needs for this model, with the context and batch above, next to the chosen GPU&apos;s free memory.</source>
         <translation>该模型在各精度档位下所需的显存（按上面的上下文和批大小计算），以及所选 GPU 的可用显存。</translation>
-    </message>
-    <message>
-        <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in fp32. The GPU rows show what each tier would need.</source>
-        <translation>未找到 GPU（或此版本没有 CUDA 引擎）：由 CPU 引擎以 fp32 运行模型。GPU 各行显示每个档位所需的显存。</translation>
     </message>
     <message>
         <source>%1 — does not fit</source>
@@ -947,6 +939,22 @@ http://gpu2:8000</translation>
         <source>The model&apos;s recommended sampling (temperature %1, top-k %2, top-p %3, repetition penalty %4)</source>
         <translation>模型推荐的采样参数（温度 %1，Top-k %2，Top-p %3，重复惩罚 %4）</translation>
     </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>Automatic (fp32 when it fits in memory, else int8, else int4)</source>
+        <translation>自动（内存足够时用 fp32，否则 int8，再否则 int4）</translation>
+    </message>
+    <message>
+        <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in the CPU tier chosen. The GPU rows show what each tier would need.</source>
+        <translation>未找到 GPU（或此版本没有 CUDA 引擎）：CPU 引擎以所选的 CPU 精度档运行模型。GPU 各行显示每个精度档所需的内存。</translation>
+    </message>
+    <message>
+        <source>%1 (CPU)</source>
+        <translation>%1（CPU）</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -981,6 +989,10 @@ http://gpu2:8000</translation>
     <message>
         <source>Connecting to the servers</source>
         <translation>正在连接服务器</translation>
+    </message>
+    <message>
+        <source>%1 (CPU)</source>
+        <translation>%1（CPU）</translation>
     </message>
 </context>
 </TS>

@@ -323,7 +323,8 @@ void MainWindow::applySettings() {
     const TranslationOptions options = settings_.translationOptions();
     controller_.setOptions(options);
     controller_.setEngineChoice({settings_.device(), settings_.tier(), settings_.contextTokens(),
-                                 settings_.maxBatch(), settings_.int8KvCache()});
+                                 settings_.maxBatch(), settings_.int8KvCache(),
+                                 settings_.cpuTier()});
     app::DocumentOptions documents;
     if (options.mode == SamplingMode::Greedy)
         documents.sampling = SamplingParams::greedy_decoding();
@@ -536,9 +537,16 @@ void MainWindow::copyTranslation() {
 
 void MainWindow::showSettings() {
     const QString before = settings_.effectiveModelDirectory();
-    const QStringList engine_before = {settings_.device(), settings_.tier(),
-                                       QString::number(settings_.contextTokens()),
-                                       QString::number(settings_.maxBatch())};
+    // Everything the local engine is loaded with: a change reloads the model.
+    const auto engine_settings = [this] {
+        return QStringList{settings_.device(),
+                           settings_.tier(),
+                           QString::number(settings_.contextTokens()),
+                           QString::number(settings_.maxBatch()),
+                           settings_.int8KvCache() ? QStringLiteral("int8-kv") : QString(),
+                           settings_.cpuTier()};
+    };
+    const QStringList engine_before = engine_settings();
     const bool servers_before = settings_.engineMode() == Settings::EngineMode::Servers;
     const RemoteChoice remote_before = settings_.remoteChoice();
     SettingsDialog dialog(settings_, this);
@@ -554,9 +562,7 @@ void MainWindow::showSettings() {
     } else if (after.isEmpty()) {
         loadConfiguredModel();
     } else if (after != before || controller_.state() != TranslationController::State::Ready ||
-               engine_before != QStringList{settings_.device(), settings_.tier(),
-                                            QString::number(settings_.contextTokens()),
-                                            QString::number(settings_.maxBatch())}) {
+               engine_before != engine_settings()) {
         loadModel(after);  // a new model, or the same one on another device / tier / budget
     }
 }

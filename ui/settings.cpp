@@ -10,6 +10,7 @@ namespace {
 
 const QString kModelDir = QStringLiteral("model/directory");
 const QString kTier = QStringLiteral("model/tier");
+const QString kCpuTier = QStringLiteral("model/cpuTier");
 const QString kDevice = QStringLiteral("model/device");
 const QString kContext = QStringLiteral("model/contextTokens");
 const QString kBatch = QStringLiteral("model/maxBatch");
@@ -174,6 +175,12 @@ QString Settings::tier() const {
 }
 void Settings::setTier(const QString& tier) {
     set(kTier, tier);
+}
+QString Settings::cpuTier() const {
+    return settings_.value(kCpuTier, QStringLiteral("auto")).toString();
+}
+void Settings::setCpuTier(const QString& tier) {
+    set(kCpuTier, tier);
 }
 int Settings::contextTokens() const {
     return settings_.value(kContext, 8192).toInt();

@@ -50,6 +50,10 @@ class Settings : public QObject {
     /// Precision tier name for the GPU engine ("bf16", "fp16", "int8", "int4").
     QString tier() const;
     void setTier(const QString& tier);
+    /// Precision tier for the CPU engine: "auto" (fp32 when it fits in the memory available,
+    /// else int8, else int4), "fp32", "int8" or "int4".
+    QString cpuTier() const;
+    void setCpuTier(const QString& tier);
     int contextTokens() const;  ///< KV cache budget, tokens
     void setContextTokens(int tokens);
     int maxBatch() const;

@@ -22,6 +22,7 @@
 #include "glossary_model.h"
 #include "i18n.h"
 #include "live_panel.h"
+#include "mtdesk/cpu/host_memory.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
@@ -98,13 +99,21 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
                                       .arg(human_bytes(g.free_bytes))
                                       .arg(human_bytes(g.total_bytes)),
                                   QStringLiteral("cuda:%1").arg(g.index));
-    ui_->deviceCombo->addItem(tr("CPU (fp32)"), QStringLiteral("cpu"));
+    ui_->deviceCombo->addItem(tr("CPU"), QStringLiteral("cpu"));
     ui_->deviceCombo->setCurrentIndex(qMax(0, ui_->deviceCombo->findData(settings.device())));
     for (Tier t : all_tiers()) {
         const QString name = QString::fromLatin1(tier_name(t).data(), tier_name(t).size());
         ui_->tierCombo->addItem(name, name);
     }
     ui_->tierCombo->setCurrentIndex(qMax(0, ui_->tierCombo->findData(settings.tier())));
+    ui_->cpuTierCombo->addItem(tr("Automatic (fp32 when it fits in memory, else int8, else int4)"),
+                               QStringLiteral("auto"));
+    for (CpuTier t : all_cpu_tiers()) {
+        const QString name = QString::fromLatin1(cpu_tier_name(t).data(), cpu_tier_name(t).size());
+        ui_->cpuTierCombo->addItem(name, name);
+    }
+    ui_->cpuTierCombo->setCurrentIndex(qMax(0, ui_->cpuTierCombo->findData(settings.cpuTier())));
+    available_memory_ = available_host_memory();
     ui_->contextSpin->setValue(settings.contextTokens());
     ui_->int8KvCheck->setChecked(settings.int8KvCache());
     ui_->batchSpin->setValue(settings.maxBatch());
@@ -116,7 +125,7 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
         ui_->tierCombo->setEnabled(false);
         ui_->gpuNoteLabel->setText(
             tr("No GPU found (or this build has no CUDA engine): the CPU engine runs the model "
-               "in fp32. The GPU rows show what each tier would need."));
+               "in the CPU tier chosen. The GPU rows show what each tier would need."));
     }
     connect(ui_->deviceCombo, &QComboBox::currentIndexChanged, this,
             &SettingsDialog::updateEstimates);
@@ -376,25 +385,35 @@ void SettingsDialog::updateEstimates() {
     const int context = ui_->contextSpin->value();
     const int batch = ui_->batchSpin->value();
     const auto tiers = all_tiers();
-    table->setRowCount(static_cast<int>(tiers.size()) + 1);
+    const auto cpu_tiers = all_cpu_tiers();
+    table->setRowCount(static_cast<int>(tiers.size() + cpu_tiers.size()));
     auto set = [table](int row, int column, const QString& text) {
         auto* item = new QTableWidgetItem(text);
         if (column > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         table->setItem(row, column, item);
     };
     const QString none = QStringLiteral("–");
-    set(0, 0, tr("fp32 (CPU)"));
-    if (config_) {
-        const qint64 weights = 2 * static_cast<qint64>(weight_bytes(*config_, Tier::BF16));
-        const qint64 kv = static_cast<qint64>(kv_cache_bytes(*config_, context, 4));
-        set(0, 1, human_bytes(weights));
-        set(0, 2, human_bytes(kv));
-        set(0, 3, human_bytes(weights + kv));
-    } else {
-        for (int c = 1; c < 4; ++c)
-            set(0, c, none);
+    int row = 0;
+    // The CPU engine, one request at a time (its KV cache for one request's context), against
+    // the memory available less the tenth choose_cpu_tier() leaves to the rest of the system.
+    for (CpuTier t : cpu_tiers) {
+        set(row, 0,
+            tr("%1 (CPU)")
+                .arg(QString::fromLatin1(cpu_tier_name(t).data(), cpu_tier_name(t).size())));
+        if (config_) {
+            const MemoryEstimate e = estimate_cpu_memory(*config_, t);
+            set(row, 1, human_bytes(static_cast<qint64>(e.weights)));
+            set(row, 2, human_bytes(static_cast<qint64>(e.kv_cache)));
+            QString total = human_bytes(static_cast<qint64>(e.total()));
+            if (available_memory_ && e.total() > *available_memory_ - *available_memory_ / 10)
+                total = tr("%1 — does not fit").arg(total);
+            set(row, 3, total);
+        } else {
+            for (int c = 1; c < 4; ++c)
+                set(row, c, none);
+        }
+        ++row;
     }
-    int row = 1;
     for (Tier t : tiers) {
         set(row, 0,
             tr("%1 (GPU)").arg(QString::fromLatin1(tier_name(t).data(), tier_name(t).size())));
@@ -592,6 +611,7 @@ void SettingsDialog::accept() {
                                                   : QDir::cleanPath(QDir(dir).absolutePath()));
     settings_.setDevice(ui_->deviceCombo->currentData().toString());
     settings_.setTier(ui_->tierCombo->currentData().toString());
+    settings_.setCpuTier(ui_->cpuTierCombo->currentData().toString());
     settings_.setContextTokens(ui_->contextSpin->value());
     settings_.setInt8KvCache(ui_->int8KvCheck->isChecked());
     settings_.setMaxBatch(ui_->batchSpin->value());

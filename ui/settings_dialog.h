@@ -8,6 +8,7 @@
 
 #include <QDialog>
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -117,6 +118,7 @@ class SettingsDialog : public QDialog {
     std::vector<cuda::DeviceInfo> gpus_;
     Settings& settings_;
     std::optional<ModelConfig> config_;
+    std::optional<std::size_t> available_memory_;  // host memory available when opened
     bool valid_ = false;
     QString connectionReport_;  // the connection label's text, plain
     GlossaryModel* glossaryModel_ = nullptr;

@@ -325,6 +325,9 @@ EngineStats TranslationController::stats() const {
             s.vram_used_bytes = e.vram_used_bytes;
             s.vram_total_bytes = e.vram_total_bytes;
             s.vram_own_bytes = e.vram_own_bytes;
+        } else {  // the CPU engine: "int8 (CPU)", its tier first
+            const QString tier = QString::fromStdString(e.tier).section(QLatin1Char(' '), 0, 0);
+            if (!tier.isEmpty()) s.tier = tr("%1 (CPU)").arg(tier);
         }
     }
     if (!s.ttft_history.isEmpty()) s.ttft_ms.last = s.ttft_history.back();
@@ -391,7 +394,10 @@ void TranslationController::run() {
             }
             if (!engine && !remote) {
                 try {
-                    engine = make_cpu_engine(Translator::open_cpu(dir.toStdString()));
+                    CpuLoadOptions cpu;
+                    cpu.tier = parse_cpu_tier(choice.cpu_tier.toStdString());  // "auto": none
+                    engine =
+                        make_cpu_engine(Translator::open_cpu(dir.toStdString(), std::nullopt, cpu));
                 } catch (const std::exception& e) {
                     failure = QString::fromUtf8(e.what());
                 }

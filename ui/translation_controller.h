@@ -59,11 +59,12 @@ struct RemoteChoice {
 
 /// Which engine a model is loaded into (the settings' device, tier and budgets).
 struct EngineChoice {
-    QString device = QStringLiteral("auto");  ///< "auto", "cpu" or "cuda:N"
-    QString tier = QStringLiteral("bf16");    ///< GPU precision tier
-    int context_tokens = 16384;               ///< GPU KV cache budget
-    int max_batch = 64;                       ///< GPU sequences per step
-    bool int8_kv_cache = false;               ///< GPU KV cache in int8 instead of 16-bit
+    QString device = QStringLiteral("auto");    ///< "auto", "cpu" or "cuda:N"
+    QString tier = QStringLiteral("bf16");      ///< GPU precision tier
+    int context_tokens = 16384;                 ///< GPU KV cache budget
+    int max_batch = 64;                         ///< GPU sequences per step
+    bool int8_kv_cache = false;                 ///< GPU KV cache in int8 instead of 16-bit
+    QString cpu_tier = QStringLiteral("auto");  ///< CPU tier: "auto", "fp32", "int8", "int4"
 };
 
 /// Figures of one finished request.
@@ -90,7 +91,7 @@ struct Percentiles {
 /// (left empty here) and its tier.
 struct EngineStats {
     QString device;                          ///< "CPU", later the GPU's name
-    QString tier;                            ///< "fp32 (CPU)", later "bf16", "int8", ...
+    QString tier;                            ///< "fp32 (CPU)", "int8 (CPU)", "bf16", "int8", ...
     qint64 ram_bytes = 0;                    ///< resident memory of this process (VmRSS)
     std::optional<qint64> vram_used_bytes;   ///< whole device, GPU engine only
     std::optional<qint64> vram_total_bytes;  ///< GPU engine only

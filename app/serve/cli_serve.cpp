@@ -36,7 +36,7 @@ namespace {
 std::unique_ptr<TranslationEngine> open_engine(const QCommandLineParser& p,
                                                const std::string& model_dir) {
     if (auto gpu = open_gpu_engine(p, model_dir)) return gpu;
-    return make_cpu_engine(Translator::open_cpu(model_dir));
+    return make_cpu_engine(open_cpu_translator(p, model_dir));
 }
 
 /// A whole number option within [min, max].
