@@ -4,8 +4,13 @@
 #include <QCoreApplication>
 #include <QStringList>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -61,33 +66,66 @@ long long whole_number_option(const QCommandLineParser& p, const char* name, lon
     return v;
 }
 
+namespace {
+
+// What a command printed is only written once stdout is flushed: a full disk or a closed
+// descriptor shows here, and must not end in success.
+int finish_stdout(int code) {
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::fprintf(stderr, "mtdesk: cannot write to stdout: %s\n",
+                     errno != 0 ? std::strerror(errno) : "write error");
+        return code != 0 ? code : 1;
+    }
+    return code;
+}
+
+}  // namespace
+
+void write_stdout(std::string_view bytes) {
+    errno = 0;
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() ||
+        std::fflush(stdout) != 0 || std::ferror(stdout))
+        throw Error(std::string("cannot write to stdout: ") +
+                    (errno != 0 ? std::strerror(errno) : "write error"));
+}
+
 int run_cli(int argc, char** argv) {
+    // Into a file or a pipe, a command's output is kept whole until finish_stdout(), so that a
+    // failed write is seen there with its reason (a terminal stays line-buffered; translations
+    // flush each line themselves).
+    static char buffer[1 << 20];  // glibc ignores the size when setvbuf allocates
+    if (!isatty(fileno(stdout))) std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("mtdesk"));
     QCoreApplication::setApplicationVersion(QStringLiteral(MTDESK_VERSION));
     QStringList args = QCoreApplication::arguments();
     if (args.size() < 2 || args[1] == QLatin1String("--help") || args[1] == QLatin1String("-h")) {
         std::fputs(kUsage, args.size() < 2 ? stderr : stdout);
-        return args.size() < 2 ? 2 : 0;
+        return finish_stdout(args.size() < 2 ? 2 : 0);
     }
     if (args[1] == QLatin1String("--version")) {
         std::printf("mtdesk %s\n", MTDESK_VERSION);
-        return 0;
+        return finish_stdout(0);
     }
     const QString command = args[1];
     args.removeAt(1);  // the subcommand's own parser sees "mtdesk [options] ..."
+    int code = -1;
     try {
-        if (command == QLatin1String("translate")) return cmd_translate(args);
-        if (command == QLatin1String("models")) return cmd_models(args);
-        if (command == QLatin1String("languages")) return cmd_languages(args);
-        if (command == QLatin1String("bench")) return cmd_bench(args);
-        if (command == QLatin1String("serve")) return cmd_serve(args);
+        if (command == QLatin1String("translate")) code = cmd_translate(args);
+        if (command == QLatin1String("models")) code = cmd_models(args);
+        if (command == QLatin1String("languages")) code = cmd_languages(args);
+        if (command == QLatin1String("bench")) code = cmd_bench(args);
+        if (command == QLatin1String("serve")) code = cmd_serve(args);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mtdesk: %s\n", e.what());
         return 1;
     }
-    std::fprintf(stderr, "mtdesk: unknown command '%s'\n\n%s", qPrintable(command), kUsage);
-    return 2;
+    if (code < 0) {
+        std::fprintf(stderr, "mtdesk: unknown command '%s'\n\n%s", qPrintable(command), kUsage);
+        return 2;
+    }
+    return finish_stdout(code);
 }
 
 }  // namespace mtdesk::app

@@ -190,6 +190,8 @@ int cmd_bench(const QStringList& args) {
     if (!json_path.empty() && json_path != "-" && std::filesystem::exists(json_path))
         throw FileError(json_path, "exists; mtdesk bench writes its figures to a new file");
     std::FILE* const text_out = json_path == "-" ? stderr : stdout;
+    // Each figure as it is measured, also into a pipe (stdout is fully buffered there).
+    if (text_out == stdout) std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
     // Every option is checked by now; then the device.
     const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
 #ifdef MTDESK_HAVE_CUDA

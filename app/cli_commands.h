@@ -5,6 +5,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <string_view>
 
 class QCommandLineParser;
 
@@ -25,5 +26,10 @@ QString command_help(const QCommandLineParser& p, const QString& command);
 /// range never wraps round into a different one.
 long long whole_number_option(const QCommandLineParser& p, const char* name, long long lo,
                               long long hi);
+
+/// Writes `bytes` to stdout. Throws Error "cannot write to stdout: REASON" when stdout has
+/// failed (a full disk, a closed descriptor), so that a translation stops at once instead of
+/// going on for output that is lost.
+void write_stdout(std::string_view bytes);
 
 }  // namespace mtdesk::app

@@ -124,6 +124,15 @@ void warn_untrained_pair(const std::vector<std::string>& langs, const Language* 
 }
 
 /// Submits a job; the future holds its outcome.
+// A line whose translation ended at the token limit is probably cut short: say so, as serve's
+// truncated_lines does.
+void warn_cut_short(std::size_t line) {
+    std::fprintf(stderr,
+                 "mtdesk: stdin: line %zu: the translation reached the token limit (--max-tokens, "
+                 "or 4 x the source's tokens + 32) and may be cut short\n",
+                 line);
+}
+
 std::shared_future<JobOutcome> submit(TranslationEngine& engine, TranslationJob job) {
     auto promise = std::make_shared<std::promise<JobOutcome>>();
     std::shared_future<JobOutcome> future = promise->get_future().share();
@@ -312,6 +321,12 @@ int cmd_translate(const QStringList& args) {
     whole("max-tokens", options.max_new_tokens, 1, kIntMax);
     // Checked here so the messages name the options the user typed.
     SamplingParams& sp = options.sampling;
+    // A sampling option asks for sampling, also on a model whose generation_config.json
+    // recommends greedy decoding (the bundled demo model); --greedy wins.
+    if (!p.isSet(QStringLiteral("greedy")) &&
+        (p.isSet(QStringLiteral("temperature")) || p.isSet(QStringLiteral("top-k")) ||
+         p.isSet(QStringLiteral("top-p"))))
+        sp.greedy = false;
     if (p.isSet(QStringLiteral("temperature")) && sp.temperature == 0.0f)
         sp.greedy = true;  // temperature 0 means "no randomness", as in llama.cpp
     if (sp.temperature < 0) throw Error("--temperature must be >= 0 (0 = greedy)");
@@ -345,6 +360,12 @@ int cmd_translate(const QStringList& args) {
                     out += single_line(o.text);
                     warn_missing_terms("stdin: line " + std::to_string(i + 1),
                                        Glossary::check(o.text, entries[i]));
+                    const Translator& t = *gpu->translator();
+                    const int source_tokens =
+                        static_cast<int>(t.tokenizer().encode(lines[i].body).size());
+                    if (o.generated_tokens >=
+                        t.output_bound(source_tokens, o.prompt_tokens, options.max_new_tokens))
+                        warn_cut_short(i + 1);
                 } else {
                     std::fprintf(stderr, "mtdesk: stdin: line %zu: %s\n", i + 1, o.error.c_str());
                     ++failed;
@@ -352,9 +373,8 @@ int cmd_translate(const QStringList& args) {
             }
             out += lines[i].trailing;
             out += lines[i].eol;
-            std::fwrite(out.data(), 1, out.size(), stdout);
+            write_stdout(out);
         }
-        std::fflush(stdout);
         return failed ? 1 : 0;
     }
     if (files.isEmpty()) {
@@ -365,12 +385,12 @@ int cmd_translate(const QStringList& args) {
         cpu->translate_lines(
             request, options,
             [](std::string_view piece) {
-                std::fwrite(piece.data(), 1, piece.size(), stdout);
-                std::fflush(stdout);
+                write_stdout(piece);
                 return true;
             },
             [](std::size_t line, const TranslationResult& result) {
                 warn_missing_terms("stdin: line " + std::to_string(line + 1), result.missing_terms);
+                if (result.generation.finish == FinishReason::Length) warn_cut_short(line + 1);
             });
         return 0;
     }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_commands.h"
 #include "job_queue.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/translation_engine.h"
@@ -60,8 +61,7 @@ int translate_stdin(TranslationEngine& engine, const PromptRequest& request,
         }
         out += lines[i].trailing;
         out += lines[i].eol;
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fflush(stdout);
+        write_stdout(out);
     }
     return failed ? 1 : 0;
 }

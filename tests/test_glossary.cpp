@@ -411,6 +411,23 @@ class TestGlossary : public QObject {
         QVERIFY(!guess_terminology_prompt("/models/mtdesk-demo"));
     }
 
+    // The prompt style comes from the model directory's own name, not from the folders above
+    // it; a Hugging Face cache snapshot is named by its repository.
+    void promptStyleFromTheDirectoryName() {
+        QCOMPARE(guess_prompt_style("/models/Hunyuan-MT-7B"), PromptStyle::HunyuanMT);
+        QCOMPARE(guess_prompt_style("/models/hunyuan-mt-7b-fp8/"), PromptStyle::HunyuanMT);
+        QCOMPARE(guess_prompt_style("/home/me/hunyuan-mt-tests/mtdesk-demo"), PromptStyle::HyMt15);
+        QCOMPARE(guess_prompt_style("/opt/Hunyuan-MT/share/HY-MT1.5-1.8B"), PromptStyle::HyMt15);
+        const std::string hf =
+            "/home/me/.cache/huggingface/hub/models--tencent--Hunyuan-MT-7B/"
+            "snapshots/0123abcd";
+        QCOMPARE(model_name_of(hf), std::string("Hunyuan-MT-7B"));
+        QCOMPARE(guess_prompt_style(hf), PromptStyle::HunyuanMT);
+        QVERIFY(guess_terminology_prompt("/x/models--tencent--HY-MT1.5-7B/snapshots/0123abcd/"));
+        QVERIFY(!guess_terminology_prompt("/hy-mt/models/mtdesk-demo"));
+        QCOMPARE(model_name_of("/models/HY-MT1.5-7B/"), std::string("HY-MT1.5-7B"));
+    }
+
     void hunyuanMtPromptHasNoGlossaryButIsChecked() {
         auto translator = Translator::open_cpu(MTDESK_DEMO_MODEL_DIR, PromptStyle::HunyuanMT);
         PromptRequest r;

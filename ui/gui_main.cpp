@@ -267,7 +267,27 @@ int run_gui(int argc, char** argv) {
             stderr);
         return 1;
     }
+    // A display that is named but does not answer (a stale $DISPLAY, ssh without X
+    // forwarding) would make Qt abort; with the offscreen platform as the last fallback the
+    // application starts, and says what is wrong.
+    const bool platform_given = env_set("QT_QPA_PLATFORM");
+    if (!platform_given)
+        setenv("QT_QPA_PLATFORM",
+               env_set("WAYLAND_DISPLAY") ? "wayland;xcb;offscreen" : "xcb;offscreen", 1);
     QApplication app(argc, argv);
+    if (!platform_given) {
+        unsetenv("QT_QPA_PLATFORM");  // not for the programs the window starts
+        if (QGuiApplication::platformName() == QLatin1String("offscreen") && !info_only) {
+            const char* display = std::getenv("DISPLAY");
+            const char* wayland = std::getenv("WAYLAND_DISPLAY");
+            std::fprintf(stderr,
+                         "mtdesk: cannot open a window: the display does not answer "
+                         "(DISPLAY=%s, WAYLAND_DISPLAY=%s); see 'mtdesk --help' for the command "
+                         "line\n",
+                         display ? display : "", wayland ? wayland : "");
+            return 1;
+        }
+    }
     QApplication::setOrganizationName(QStringLiteral("mtdesk"));
     QApplication::setApplicationName(QStringLiteral("mtdesk"));
     QApplication::setApplicationDisplayName(QStringLiteral("mtdesk"));

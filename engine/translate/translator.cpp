@@ -14,21 +14,38 @@
 
 namespace mtdesk {
 
-bool guess_terminology_prompt(const std::filesystem::path& model_dir) {
-    std::string name = std::filesystem::absolute(model_dir).lexically_normal().filename().string();
-    if (name.empty())
-        name = std::filesystem::absolute(model_dir).lexically_normal().parent_path().filename();
-    std::transform(name.begin(), name.end(), name.begin(),
+std::string model_name_of(const std::filesystem::path& model_dir) {
+    const std::filesystem::path dir = std::filesystem::absolute(model_dir).lexically_normal();
+    std::filesystem::path name = dir.filename();
+    std::filesystem::path parent = dir.parent_path();
+    if (name.empty()) {  // "…/HY-MT1.5-7B/" normalises to a trailing empty name
+        name = parent.filename();
+        parent = parent.parent_path();
+    }
+    // Hugging Face's cache: …/models--tencent--HY-MT1.5-7B/snapshots/<commit>/.
+    if (parent.filename() == "snapshots") {
+        const std::string repo = parent.parent_path().filename().string();
+        if (repo.starts_with("models--")) return repo.substr(repo.rfind("--") + 2);
+    }
+    return name.string();
+}
+
+namespace {
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return name.find("hy-mt") != std::string::npos;
+    return s;
+}
+}  // namespace
+
+bool guess_terminology_prompt(const std::filesystem::path& model_dir) {
+    return lower(model_name_of(model_dir)).find("hy-mt") != std::string::npos;
 }
 
 PromptStyle guess_prompt_style(const std::filesystem::path& model_dir) {
-    std::string name = std::filesystem::absolute(model_dir).lexically_normal().string();
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return name.find("hunyuan-mt") != std::string::npos ? PromptStyle::HunyuanMT
-                                                        : PromptStyle::HyMt15;
+    return lower(model_name_of(model_dir)).find("hunyuan-mt") != std::string::npos
+               ? PromptStyle::HunyuanMT
+               : PromptStyle::HyMt15;
 }
 
 void check_chat_template(const ChatTemplate& chat_template, const Tokenizer& tokenizer,
@@ -192,7 +209,7 @@ TranslationResult Translator::translate_segment(const PromptRequest& request,
     const bool joined_without_spaces =
         request.target && (is_chinese(*request.target) || request.target->code == "ja");
     TranslationResult all;
-    bool first = true;
+    bool first = true, first_piece = true;
     for (std::string_view piece : split_to_budget(request.text, budget, count)) {
         const auto b = piece.find_first_not_of(" \t");
         if (b == std::string_view::npos) continue;
@@ -212,7 +229,10 @@ TranslationResult Translator::translate_segment(const PromptRequest& request,
                                      r.generation.tokens.end());
         all.generation.prefill_ms += r.generation.prefill_ms;
         all.generation.decode_ms += r.generation.decode_ms;
-        all.generation.finish = r.generation.finish;
+        // A piece cut at its length leaves the whole answer cut, whatever the later pieces did.
+        if (all.generation.finish != FinishReason::Length || first_piece)
+            all.generation.finish = r.generation.finish;
+        first_piece = false;
         if (r.generation.finish == FinishReason::Cancelled) break;
     }
     return all;

@@ -161,11 +161,16 @@ std::vector<TextLine> split_lines(std::string_view text);
 void check_chat_template(const ChatTemplate& chat_template, const Tokenizer& tokenizer,
                          const std::filesystem::path& model_dir);
 
-/// "HY-MT" in the directory's name (case-insensitive): a model trained on HY-MT1.5's
+/// The model's name as its directory gives it: the directory's own name (not the folders
+/// above it, which say nothing about the model), or for a Hugging Face cache snapshot
+/// (…/models--tencent--HY-MT1.5-7B/snapshots/<commit>) the repository's ("HY-MT1.5-7B").
+std::string model_name_of(const std::filesystem::path& model_dir);
+
+/// "HY-MT" in model_name_of(model_dir) (case-insensitive): a model trained on HY-MT1.5's
 /// terminology (and formatted) prompts.
 bool guess_terminology_prompt(const std::filesystem::path& model_dir);
 
-/// "Hunyuan-MT" in the directory name (case-insensitive) → HunyuanMT, otherwise HyMt15.
+/// "Hunyuan-MT" in model_name_of(model_dir) (case-insensitive) → HunyuanMT, otherwise HyMt15.
 PromptStyle guess_prompt_style(const std::filesystem::path& model_dir);
 
 /// The sampling a model's generation_config.json recommends: greedy when it says do_sample
