@@ -15,6 +15,7 @@
 
 #include "mtdesk/error.h"
 #include "mtdesk/model/config.h"
+#include "mtdesk/translate/translator.h"
 
 using namespace mtdesk;
 using json = nlohmann::json;
@@ -818,6 +819,18 @@ void TestConfig::generationConfig() {
     QCOMPARE(g2.eos_token_ids, std::vector<int>{2});
     QCOMPARE(g2.temperature, std::optional<float>(1.0f));
     QVERIFY(!g2.top_p);
+    // vLLM writes top_k -1 for "off": read as transformers' 0.
+    write_text(dir / "g3.json", R"({"top_k": -1})");
+    QCOMPARE(GenerationConfig::from_file(dir / "g3.json").top_k, std::optional<int>(0));
+    // Sampling with a temperature or a top-p of 0 keeps one token: greedy decoding.
+    GenerationConfig zero;
+    zero.do_sample = true;
+    zero.temperature = 0.0f;
+    QVERIFY(recommended_sampling(zero).greedy);
+    zero.temperature = 0.7f;
+    QVERIFY(!recommended_sampling(zero).greedy);
+    zero.top_p = 0.0f;
+    QVERIFY(recommended_sampling(zero).greedy);
 }
 
 void TestConfig::generationConfigErrors_data() {
@@ -832,7 +845,9 @@ void TestConfig::generationConfigErrors_data() {
     QTest::newRow("top_k fractional") << R"({"top_k": 2.5})"
                                       << "top_k";
     QTest::newRow("top_p above 1") << R"({"top_p": 1.5})"
-                                   << "top_p";
+                                   << "top_p is 1.5";
+    QTest::newRow("top_k -2") << R"({"top_k": -2})"
+                              << "top_k is -2; it must be a whole number >= 0 (0 or -1: off)";
     QTest::newRow("temperature negative") << R"({"temperature": -1})"
                                           << "temperature";
     QTest::newRow("do_sample string") << R"({"do_sample": "yes"})"

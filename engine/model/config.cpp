@@ -17,6 +17,8 @@
 
 #include "mtdesk/model/config.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -592,11 +594,15 @@ GenerationConfig GenerationConfig::from_file(const std::filesystem::path& path) 
         g.temperature = static_cast<float>(*t);
     }
     if (auto k = f.integer("top_k")) {
-        if (*k < 0 || *k > std::numeric_limits<int>::max()) f.fail("top_k", "is out of range");
-        g.top_k = static_cast<int>(*k);
+        // -1 is "off" as vLLM writes it, 0 as transformers does.
+        if (*k < -1 || *k > std::numeric_limits<int>::max())
+            f.fail("top_k", "is " + std::to_string(*k) +
+                                "; it must be a whole number >= 0 (0 "
+                                "or -1: off)");
+        g.top_k = *k < 0 ? 0 : static_cast<int>(*k);
     }
     if (auto p = f.number("top_p")) {
-        if (*p < 0 || *p > 1) f.fail("top_p", "must be within [0, 1]");
+        if (*p < 0 || *p > 1) f.fail("top_p", fmt::format("is {}; it must be within [0, 1]", *p));
         g.top_p = static_cast<float>(*p);
     }
     if (auto r = f.number("repetition_penalty")) {

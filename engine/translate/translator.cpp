@@ -115,6 +115,10 @@ SamplingParams Translator::recommended_sampling() const {
 SamplingParams recommended_sampling(const GenerationConfig& g) {
     SamplingParams p = SamplingParams::hunyuan_mt();
     if (g.do_sample && !*g.do_sample) return SamplingParams::greedy_decoding();
+    // A temperature or a top-p of 0 leaves only the most likely token (transformers keeps one
+    // token): greedy decoding, rather than a sampler that refuses the value.
+    if ((g.temperature && *g.temperature == 0.0f) || (g.top_p && *g.top_p == 0.0f))
+        return SamplingParams::greedy_decoding();
     if (g.temperature) p.temperature = *g.temperature;
     if (g.top_k) p.top_k = *g.top_k;
     if (g.top_p) p.top_p = *g.top_p;
