@@ -113,37 +113,25 @@ struct CpuModel::Impl {
     QuantizedTensor quantised(const TensorSet& ts, const std::string& name,
                               const std::vector<std::string>& tensors, int64_t k,
                               const std::vector<float>* fp32 = nullptr) {
-        int64_t n = 0;
-        for (const std::string& t : tensors) {
-            const TensorView& v = ts.at(t);
-            if (v.shape.size() != 2 || v.shape[1] != k) {
-                std::string got;
-                for (auto d : v.shape)
-                    got += (got.empty() ? "" : ", ") + std::to_string(d);
-                throw FileError(v.file, "tensor " + t + " has shape [" + got + "], expected [" +
-                                            "rows, " + std::to_string(k) + "]");
-            }
-            n += v.shape[0];
-        }
-        const auto make = [&]() {
-            std::vector<float> w;
-            if (fp32 != nullptr) {
-                const int rows = static_cast<int>(n), cols = static_cast<int>(k);
-                return tier == CpuTier::INT8 ? QuantizedTensor(quantize_int8(*fp32, rows, cols))
-                                             : QuantizedTensor(quantize_int4(*fp32, rows, cols));
-            }
-            if (tensors.size() == 1) {
-                w = ts.at(tensors[0]).to_fp32();  // no second copy of the largest layer
-            } else {
-                w.reserve(static_cast<std::size_t>(n * k));
-                for (const std::string& t : tensors) {
-                    const std::vector<float> v = ts.at(t).to_fp32();
-                    w.insert(w.end(), v.begin(), v.end());
-                }
-            }
-            const int rows = static_cast<int>(n), cols = static_cast<int>(k);
+        int64_t n = 0;  // the shapes were checked by the caller (check())
+        for (const std::string& t : tensors)
+            n += ts.at(t).shape[0];
+        const int rows = static_cast<int>(n), cols = static_cast<int>(k);
+        const auto quantise = [&](const std::vector<float>& w) {
             return tier == CpuTier::INT8 ? QuantizedTensor(quantize_int8(w, rows, cols))
                                          : QuantizedTensor(quantize_int4(w, rows, cols));
+        };
+        const auto make = [&]() {
+            if (fp32 != nullptr) return quantise(*fp32);
+            if (tensors.size() == 1)  // no second copy of the largest layers
+                return quantise(ts.at(tensors[0]).to_fp32());
+            std::vector<float> w;
+            w.reserve(static_cast<std::size_t>(n * k));
+            for (const std::string& t : tensors) {
+                const std::vector<float> v = ts.at(t).to_fp32();
+                w.insert(w.end(), v.begin(), v.end());
+            }
+            return quantise(w);
         };
         const bool int8 = tier == CpuTier::INT8;
         auto fits = [&](const QuantizedTensor& q) {
@@ -151,7 +139,7 @@ struct CpuModel::Impl {
                    cols_of(q) == k;
         };
         QuantizedTensor q = cache ? cache->load_or_make(cache_key, name, make) : make();
-        if (!fits(q)) {
+        if (!fits(q)) {  // a cached entry of another shape: replace it
             q = make();
             try {
                 cache->store(cache_key, name, q);
