@@ -11,6 +11,7 @@
 #include "document_test_helpers.h"
 #include "documents/document.h"
 #include "documents/formats.h"
+#include "documents/placeholders.h"
 #include "documents/plural_forms.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/languages.h"
@@ -500,6 +501,78 @@ class TestDocuments : public QObject {
                 vtt_format(), "WEBVTT\n\nx\n" + cue + "\nHello\n", QStringLiteral("talk.vtt"),
                 "line 4: malformed cue timing '" + cue + "': minutes and seconds go up to 59");
         }
+    }
+
+    // A line of a megabyte (minified text, an inline data URL, a broken export) is read like
+    // any other: no format's parsing may need stack space per character of a line.
+    void longLines_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<int>("segments");
+        const QByteArray x(1 << 20, 'x');
+        const QByteArray words = QByteArray("Open the file. ").repeated((1 << 20) / 15);
+        QTest::newRow("po msgstr") << "a.po"
+                                   << "msgid \"Open the file\"\nmsgstr \"" + x + "\"\n"
+                                   << 0;
+        QTest::newRow("po msgid") << "a.po"
+                                  << "msgid \"<b " + x + ">\"\nmsgstr \"\"\n"
+                                  << 1;
+        QTest::newRow("srt timing") << "a.srt"
+                                    << "1\n00:00:01,000 --> 00:00:02,000 " + x + "\nHello\n"
+                                    << 1;
+        QTest::newRow("srt text") << "a.srt"
+                                  << "1\n00:00:01,000 --> 00:00:02,000\n" + words + "\n"
+                                  << 1;
+        QTest::newRow("vtt note") << "a.vtt"
+                                  << "WEBVTT\n\nNOTE " + x + "\n\n00:01.000 --> 00:02.000\nHi\n"
+                                  << 1;
+        QTest::newRow("md link definition") << "a.md"
+                                            << "[ref]: " + x + "\n\nText\n"
+                                            << 1;
+        QTest::newRow("md text") << "a.md"
+                                 << "> - " + words + "\n"
+                                 << 1;
+        QTest::newRow("txt url") << "a.txt"
+                                 << "See https://example.com/" + x + " now\n"
+                                 << 1;
+        QTest::newRow("html") << "a.html"
+                              << "<p title=\"" + x + "\">" + words + "</p>\n"
+                              << 2;
+    }
+    void longLines() {
+        QFETCH(QString, name);
+        QFETCH(QByteArray, bytes);
+        QFETCH(int, segments);
+        const DocumentFormat& f = format_for(name);
+        const Document doc = f.read(bytes, name);
+        QCOMPARE(doc.segments.size(), std::size_t(segments));
+        const std::vector<std::string> same = doc.segments;
+        QVERIFY(check_placeholders(doc, same).empty());
+        const QByteArray out = f.write(doc, same);
+        if (!name.endsWith(".po")) {
+            QCOMPARE(out, bytes);
+        } else {  // the msgstr filled with the msgid, whose placeholders it has
+            QVERIFY(!out.contains("fuzzy"));
+            QCOMPARE(f.read(out, name).segments.size(), std::size_t(0));
+        }
+    }
+
+    // The command line goes on with the next file after a long line, as after any other.
+    void cliLongLine() {
+        if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        QVERIFY(mtdesk::test::write_bytes(
+            dir.filePath("p.po"),
+            "msgid \"Open the file\"\nmsgstr \"" + QByteArray(50000, 'x') + "\"\n"));
+        QVERIFY(mtdesk::test::write_bytes(dir.filePath("ok.txt"), "Open the file\n"));
+        QProcess p;
+        p.start(kBinary, {"translate", "--model", kModel, "--from", "en", "--to", "de", "--greedy",
+                          "--max-tokens", "4", dir.filePath("p.po"), dir.filePath("ok.txt")});
+        QVERIFY(p.waitForFinished(300000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(QFile::exists(dir.filePath("p.de.po")));
+        QVERIFY(QFile::exists(dir.filePath("ok.de.txt")));
     }
 
     void undecodableText() {

@@ -26,11 +26,11 @@
 #include <QStringDecoder>
 
 #include <algorithm>
-#include <regex>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "documents/formats.h"
+#include "documents/pattern.h"
 #include "documents/tagged.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/prompt.h"
@@ -509,15 +509,12 @@ class Reader {
     // it declares becomes UTF-8 (in the same quotes), as the output is. Returns the position
     // after it.
     std::size_t xml_declaration() {
-        static const std::regex encoding(R"(\sencoding\s*=\s*("[^"]*"|'[^']*'))");
+        static const Pattern encoding(R"(\sencoding\s*=\s*("[^"]*"|'[^']*'))");
         const std::size_t close = text_.find('>');
         if (close == std::string_view::npos) fail_at(path_, 1, "a declaration never ends (no '>')");
         std::string declaration(text_.substr(0, close + 1));
-        std::smatch m;
-        if (std::regex_search(declaration, m, encoding))
-            declaration.replace(static_cast<std::size_t>(m.position(1)),
-                                static_cast<std::size_t>(m.length(1)),
-                                quoted_like(m.str(1), "UTF-8"));
+        if (const std::optional<PatternMatch> m = encoding.search(declaration))
+            declaration.replace(m->position(1), m->length(1), quoted_like(m->str(1), "UTF-8"));
         emit_literal(declaration);
         return close + 1;
     }

@@ -16,9 +16,9 @@
 #include <QStringDecoder>
 
 #include <algorithm>
-#include <regex>
 
 #include "documents/formats.h"
+#include "documents/pattern.h"
 #include "documents/plural_forms.h"
 #include "mtdesk/error.h"
 
@@ -168,7 +168,7 @@ std::pair<std::size_t, std::size_t> charset_span(std::string_view header) {
 // written ("ISO-8859-1"); "" when it declares none, or the template's placeholder "CHARSET".
 // Read from the bytes as they are, as gettext does: the header is ASCII in any charset.
 std::string declared_charset(std::string_view bytes) {
-    static const std::regex header_msgid(R"(msgid[ \t]+""[ \t\r]*)");
+    static const Pattern header_msgid(R"(msgid[ \t]+""[ \t\r]*)");
     enum { Before, Msgid, Msgstr } at = Before;
     std::string msgstr;  // the header's msgstr lines, still quoted
     for (const Line& line : split_lines(bytes)) {
@@ -179,7 +179,7 @@ std::string declared_charset(std::string_view bytes) {
             if (at == Msgstr) msgstr += l;
             if (at == Msgid && l.find_first_not_of("\" \t\r") != std::string_view::npos)
                 return {};  // msgid "" "text": not the header
-        } else if (at == Before && std::regex_match(std::string(l), header_msgid)) {
+        } else if (at == Before && header_msgid.matches(l)) {
             at = Msgid;
         } else if (at == Msgid && l.starts_with("msgstr") && !l.starts_with("msgstr[")) {
             at = Msgstr;
@@ -278,14 +278,13 @@ std::string output_header(std::string fields, const std::string& language,
 /// (in order), and the rest (positional %1, %(name)s, {name}, tags, line breaks) in any order.
 std::pair<std::vector<std::string>, std::vector<std::string>> po_placeholders(
     const std::string& text) {
-    static const std::regex re(
+    static const Pattern re(
         R"(%(\d+\$)?(\([A-Za-z_][A-Za-z0-9_]*\))?[-+ #0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGcrsaAp%]|%L?\d+|\{[A-Za-z0-9_.:!\[\]]*\}|</?[A-Za-z][^<>]*>|\n)");
     std::vector<std::string> ordered, unordered;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
-         ++it) {
-        const std::string m = it->str();
+    for (const PatternMatch& match : re.find_all(text)) {
+        const std::string m(match.str(0));
         const bool positional =
-            (*it)[1].matched || (*it)[2].matched || m[0] != '%' ||
+            match.matched(1) || match.matched(2) || m[0] != '%' ||
             (m.size() > 1 && (std::isdigit(static_cast<unsigned char>(m.back())) || m[1] == 'L'));
         (positional ? unordered : ordered).push_back(m);
     }
@@ -370,7 +369,7 @@ class PoFormat : public DocumentFormat {
         Document doc;
         if (decoded.had_bom) state->entries.push_back(literal_entry("\xEF\xBB\xBF"));
 
-        static const std::regex keyword_re(R"((msgctxt|msgid|msgid_plural|msgstr(\[\d+\])?)\b.*)");
+        static const Pattern keyword_re(R"((msgctxt|msgid|msgid_plural|msgstr(\[\d+\])?)\b.*)");
         std::size_t i = 0;
         while (i < lines.size()) {
             if (is_blank(lines[i].content)) {
@@ -395,8 +394,7 @@ class PoFormat : public DocumentFormat {
                     items.back().last = i;
                 } else {
                     const std::string s(l);
-                    if (!std::regex_match(s, keyword_re))
-                        fail_at(path, i + 1, "unknown line '" + s + "'");
+                    if (!keyword_re.matches(s)) fail_at(path, i + 1, "unknown line '" + s + "'");
                     const std::size_t sp = s.find_first_of(" \t\"");
                     const std::string kw = s.substr(0, sp);
                     const bool is_str = kw.starts_with("msgstr");

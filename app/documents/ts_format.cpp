@@ -14,9 +14,9 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
-#include <regex>
 
 #include "documents/formats.h"
+#include "documents/pattern.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/prompt.h"
 
@@ -87,8 +87,11 @@ Extent extent_of(std::string_view text, const pugi::xml_node& node, const QStrin
 // The start tag `tag` ("<translation ...>" or "<translation/>") with type="unfinished" and
 // without a self-closing slash.
 std::string unfinished_start_tag(std::string tag) {
-    static const std::regex type_attr(R"(\s+type\s*=\s*("[^"]*"|'[^']*'))");
-    tag = std::regex_replace(tag, type_attr, "");
+    static const Pattern type_attr(R"(\s+type\s*=\s*("[^"]*"|'[^']*'))");
+    for (std::size_t at = 0; const std::optional<PatternMatch> m = type_attr.search(tag, at);) {
+        tag.erase(m->position(0), m->length(0));
+        at = m->position(0);
+    }
     std::size_t end = tag.size() - 1;  // '>'
     if (end > 0 && tag[end - 1] == '/') --end;
     while (end > 0 && (tag[end - 1] == ' ' || tag[end - 1] == '\t' || tag[end - 1] == '\n'))
@@ -171,14 +174,13 @@ class TsFormat : public DocumentFormat {
         {
             const Extent ts = extent_of(text, root, path);
             const std::string tag = text.substr(ts.begin, ts.tag_end - ts.begin);
-            static const std::regex lang_attr(R"(\slanguage\s*=\s*("[^"]*"|'[^']*'))");
-            std::smatch m;
+            static const Pattern lang_attr(R"(\slanguage\s*=\s*("[^"]*"|'[^']*'))");
             Replacement r;
-            if (std::regex_search(tag, m, lang_attr)) {
+            if (const std::optional<PatternMatch> m = lang_attr.search(tag)) {
                 state->language_attribute = true;
-                r.begin = ts.begin + static_cast<std::size_t>(m.position(1));
-                r.end = r.begin + static_cast<std::size_t>(m.length(1));
-                r.pieces.push_back({m.str(1), kLanguageSlot});
+                r.begin = ts.begin + m->position(1);
+                r.end = r.begin + m->length(1);
+                r.pieces.push_back({std::string(m->str(1)), kLanguageSlot});
             } else {
                 r.begin = r.end = ts.begin + 3;  // after "<TS"
                 r.pieces.push_back({{}, kLanguageSlot});
