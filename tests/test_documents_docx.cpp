@@ -484,6 +484,25 @@ class TestDocumentsDocx : public QObject {
         test::verify_read_fails(path, problem);
     }
 
+    // Elements nested 100,000 deep (customXml, a container of runs, around one paragraph)
+    // are read and written without running out of stack.
+    void deeplyNested() {
+        constexpr int kDepth = 100000;
+        std::string open, close;
+        for (int i = 0; i < kDepth; ++i) {
+            open += "<w:customXml w:element=\"x\">";
+            close += "</w:customXml>";
+        }
+        const std::string xml = std::string(kDecl) + "<w:document " + kW + "><w:body>" + open +
+                                paragraph(run("Deep text")) + close + "</w:body></w:document>";
+        const Document doc = docx_format().read(make_zip(sample_members(xml)), kPath);
+        QCOMPARE(doc.segments.front(), std::string("Deep text"));
+        QCOMPARE(doc.segments.size(), std::size_t(3));  // and the header's and the note's
+        const std::string out =
+            unzip(docx_format().write(doc, translate_segments(doc, upper)))[2].data;
+        QCOMPARE(texts(out), std::vector<std::string>{"DEEP TEXT"});
+    }
+
     // A zip that is no Word document fails, named, with nothing written (not "0 segments").
     void cliFailsWithoutTheMainPart() {
         if (!QFile::exists(test::mtdesk_binary())) QSKIP("mtdesk executable not built");

@@ -255,11 +255,22 @@ class PartReader {
         return false;
     }
 
-    void traverse(const pugi::xml_node& node) {
-        for (const pugi::xml_node child : node.children()) {
-            if (child.type() != pugi::node_element) continue;
-            if (is(child, "p")) paragraph(child);
-            traverse(child);  // paragraphs in text boxes inside this one
+    // Every paragraph under `root`, in document order, and then the paragraphs in text boxes
+    // inside it. A loop, not recursion: elements can be nested many thousands deep.
+    void traverse(const pugi::xml_node& root) {
+        pugi::xml_node n = root.first_child();
+        while (n) {
+            if (n.type() == pugi::node_element) {
+                if (is(n, "p")) paragraph(n);
+                if (n.first_child()) {
+                    n = n.first_child();
+                    continue;
+                }
+            }
+            while (n != root && !n.next_sibling())
+                n = n.parent();
+            if (n == root) break;
+            n = n.next_sibling();
         }
     }
 
@@ -275,18 +286,30 @@ class PartReader {
     }
 
     // Runs and what cuts segments, in document order, under `node` (not in nested paragraphs,
-    // deleted text or properties).
+    // deleted text or properties). Containers of runs are entered with a stack of our own, as
+    // they can be nested many thousands deep.
     void collect(const pugi::xml_node& node, const pugi::xml_node& container,
                  std::vector<Item>& items) {
-        for (const pugi::xml_node child : node.children()) {
+        struct Level {
+            pugi::xml_node next;       // the next child to look at
+            pugi::xml_node container;  // what the runs at this level are in
+        };
+        std::vector<Level> stack{{node.first_child(), container}};
+        while (!stack.empty()) {
+            const pugi::xml_node child = stack.back().next;
+            if (!child) {
+                stack.pop_back();
+                continue;
+            }
+            stack.back().next = child.next_sibling();
             if (child.type() != pugi::node_element) continue;
             if (is(child, "p")) {
                 items.push_back({});
             } else if (is(child, "r")) {
-                run(child, container, items);
+                run(child, stack.back().container, items);
             } else if (is_any(child, {"hyperlink", "ins", "moveTo", "smartTag", "fldSimple", "sdt",
                                       "sdtContent", "customXml", "dir", "bdo"})) {
-                collect(child, child, items);  // containers of runs
+                stack.push_back({child.first_child(), child});  // containers of runs
             } else if (is_any(child,
                               {"pPr", "rPr", "del", "moveFrom", "sdtPr", "sdtEndPr", "proofErr",
                                "bookmarkStart", "bookmarkEnd", "commentRangeStart",
