@@ -557,6 +557,27 @@ class TestDocuments : public QObject {
         }
     }
 
+    // No document takes gigabytes of memory: a file larger than its format's limit, or one
+    // with more than a million segments, fails with the limit named.
+    void sizeLimits() {
+        QTemporaryDir dir;
+        const QString big = dir.filePath("big.txt");
+        QFile f(big);
+        QVERIFY(f.open(QIODevice::WriteOnly) && f.resize((qint64{256} << 20) + 1));  // sparse
+        f.close();
+        mtdesk::test::verify_read_fails(big,
+                                        "is 257 MiB; mtdesk reads .txt documents of at most "
+                                        "256 MiB");
+        const QString many = dir.filePath("many.txt");
+        QVERIFY(mtdesk::test::write_bytes(many, QByteArray("a\n").repeated(kMaxSegments)));
+        QCOMPARE(read_document(many).segments.size(), kMaxSegments);
+        QVERIFY(mtdesk::test::write_bytes(many, QByteArray("a\n").repeated(kMaxSegments + 1)));
+        mtdesk::test::verify_read_fails(many, "has more than 1000000 segments");
+        const QString html = dir.filePath("many.html");
+        QVERIFY(mtdesk::test::write_bytes(html, QByteArray("<p>a</p>").repeated(kMaxSegments + 1)));
+        mtdesk::test::verify_read_fails(html, "has more than 1000000 segments");
+    }
+
     // The command line goes on with the next file after a long line, as after any other.
     void cliLongLine() {
         if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");

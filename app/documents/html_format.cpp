@@ -542,6 +542,7 @@ class Reader {
 
     int new_segment(std::string text, HtmlSegment info) {
         const int index = static_cast<int>(doc_.segments.size());
+        check_segment_limit(doc_);
         doc_.segments.push_back(std::move(text));
         state_.segments.push_back(std::move(info));
         return index;

@@ -215,6 +215,7 @@ class TsFormat : public DocumentFormat {
             const std::size_t b = src.find_first_not_of(" \t\r\n");
             const std::size_t e = src.find_last_not_of(" \t\r\n");
             const int segment = static_cast<int>(doc.segments.size());
+            check_segment_limit(doc);
             doc.segments.push_back(src.substr(b, e + 1 - b));
             state->prefix.push_back(src.substr(0, b));
             state->suffix.push_back(src.substr(e + 1));
