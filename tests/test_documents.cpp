@@ -596,6 +596,25 @@ class TestDocuments : public QObject {
         QVERIFY(QFile::exists(dir.filePath("ok.de.txt")));
     }
 
+    // A dangling symbolic link where the translation would go takes that name: the output goes
+    // to the next free name, and the link's target is not created.
+    void cliDanglingSymlink() {
+        if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        QVERIFY(mtdesk::test::write_bytes(dir.filePath("b.txt"), "Open the file\n"));
+        QVERIFY(QDir(dir.path()).mkdir("elsewhere"));
+        const QString victim = dir.filePath("elsewhere/victim.txt");
+        QVERIFY(QFile::link(victim, dir.filePath("b.de.txt")));
+        QProcess p;
+        p.start(kBinary, {"translate", "--model", kModel, "--from", "en", "--to", "de", "--greedy",
+                          "--max-tokens", "4", dir.filePath("b.txt")});
+        QVERIFY(p.waitForFinished(300000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(!QFileInfo::exists(victim));
+        QVERIFY(QFileInfo(dir.filePath("b.de.txt")).isSymLink());
+        QVERIFY(QFileInfo(dir.filePath("b.de (2).txt")).isFile());
+    }
+
     void undecodableText() {
         const QByteArray binary("\x00\x01\x02\xff", 4);
         QVERIFY_THROWS_EXCEPTION(FileError, text_format().read(binary, "bin.txt"));
