@@ -1,5 +1,6 @@
 #include "output_path.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QRandomGenerator>
@@ -71,6 +72,22 @@ QString translated_output_path(const QString& source_path, const QString& target
     for (int n = 2; taken(candidate); ++n)
         candidate = prefix + QStringLiteral(" (") + QString::number(n) + QLatin1Char(')') + ext;
     return candidate;
+}
+
+void check_output_folder(const QString& source_path) {
+    const QString folder = QFileInfo(source_path).absolutePath();
+    // A file made and removed again, rather than permission bits: those do not tell about
+    // read-only mounts, ACLs or a full disk's quota, nor what root may do.
+    QFile probe;
+    try {
+        create_temporary(QDir(folder).filePath(QStringLiteral("mtdesk-check")), probe);
+    } catch (const FileError&) {
+        throw FileError(source_path.toStdString(),
+                        "its translation cannot be written into " + folder.toStdString() + " (" +
+                            probe.errorString().toStdString() + "); nothing was translated");
+    }
+    probe.close();
+    probe.remove();
 }
 
 void write_new_file_atomically(const QString& path, const QByteArray& data) {

@@ -14,6 +14,11 @@ namespace mtdesk::app {
 QString translated_output_path(const QString& source_path, const QString& target_code,
                                const QString& extension = {});
 
+/// Throws mtdesk::FileError naming `source_path` when no file can be created in its folder
+/// (permissions, a read-only mount), where its translation goes: checked before translating,
+/// so that the time is not spent for nothing.
+void check_output_folder(const QString& source_path);
+
 /// Writes `data` to `path` atomically: into a new temporary file next to it, synced, then
 /// renamed to `path` in one step that fails when `path` exists (renameat2 RENAME_NOREPLACE),
 /// so no file is ever replaced, nor written through a symbolic link, even one created

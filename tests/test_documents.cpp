@@ -8,6 +8,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <grp.h>
+#include <unistd.h>
+
 #include "document_test_helpers.h"
 #include "documents/document.h"
 #include "documents/formats.h"
@@ -613,6 +616,46 @@ class TestDocuments : public QObject {
         QVERIFY(!QFileInfo::exists(victim));
         QVERIFY(QFileInfo(dir.filePath("b.de.txt")).isSymLink());
         QVERIFY(QFileInfo(dir.filePath("b.de (2).txt")).isFile());
+    }
+
+    // A folder where the translation cannot be written fails its file before it is translated
+    // (not after all the work); the other files go on.
+    void cliReadOnlyFolder() {
+        if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        QDir(dir.path()).mkdir("ro");
+        QDir(dir.path()).mkdir("rw");
+        const QString ro = dir.filePath("ro"), rw = dir.filePath("rw");
+        QVERIFY(mtdesk::test::write_bytes(ro + "/a.txt", "Open the file\n"));
+        QVERIFY(mtdesk::test::write_bytes(rw + "/b.txt", "Save the document\n"));
+        const auto rx = QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup |
+                        QFile::ReadOther | QFile::ExeOther;
+        QVERIFY(QFile::setPermissions(dir.path(), rx | QFile::WriteOwner));
+        QVERIFY(QFile::setPermissions(ro, rx));
+        QVERIFY(QFile::setPermissions(
+            rw, rx | QFile::WriteOwner | QFile::WriteGroup | QFile::WriteOther));
+        QProcess p;
+        // Root may write anywhere: the program runs as "nobody" then.
+        if (geteuid() == 0)
+            p.setChildProcessModifier([] {
+                if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+                    _exit(99);
+            });
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("HOME", rw);
+        p.setProcessEnvironment(env);
+        p.start(kBinary, {"translate", "--model", kModel, "--from", "en", "--to", "de", "--greedy",
+                          "--max-tokens", "4", ro + "/a.txt", rw + "/b.txt"});
+        QVERIFY(p.waitForFinished(300000));
+        const QByteArray err = p.readAllStandardError();
+        QFile::setPermissions(ro, rx | QFile::WriteOwner);  // so that the folder can be removed
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(
+            err.contains((ro + "/a.txt: its translation cannot be written into " + ro).toUtf8()) &&
+                err.contains("nothing was translated"),
+            err.constData());
+        QVERIFY(!QFileInfo::exists(ro + "/a.de.txt"));
+        QVERIFY(QFileInfo(rw + "/b.de.txt").isFile());
     }
 
     void undecodableText() {

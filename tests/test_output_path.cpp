@@ -123,6 +123,25 @@ class TestOutputPath : public QObject {
                  (QStringList{"new.txt", "plain.txt"}));
     }
 
+    // A folder where no file can be created is found before anything is translated; the
+    // message names the source and the folder. (/proc refuses new files even to root.)
+    void outputFolderMustBeWritable() {
+        QTemporaryDir dir;
+        check_output_folder(dir.filePath("notes.txt"));
+        QCOMPARE(
+            QDir(dir.path())
+                .entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot),
+            QStringList{});
+        try {
+            check_output_folder(QStringLiteral("/proc/notes.txt"));
+            QFAIL("no exception");
+        } catch (const FileError& e) {
+            QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("/proc/notes.txt"));
+            QVERIFY2(QString::fromUtf8(e.what()).contains("cannot be written into /proc"),
+                     e.what());
+        }
+    }
+
     void unwritableDirectoryNamesTheFile() {
         const QString path = "/nonexistent-mtdesk-dir/out.txt";
         try {
