@@ -348,6 +348,54 @@ class TestDocuments : public QObject {
                  kept.constData());
     }
 
+    // A singular without the plural's number ("One file deleted" / "%d files deleted"): the
+    // form of 1 gets the singular's translation only where it is used for 1 alone; where it
+    // stands for other numbers too (Russian 21, 31 ...; French 0) it gets the plural's, with
+    // the %d. msgfmt --check accepts the catalog for every target language.
+    void poSingularWithoutTheNumber() {
+        Document doc = po_format().read(
+            "msgid \"\"\nmsgstr \"\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+            "\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n\n#, c-format\n"
+            "msgid \"One file deleted\"\nmsgid_plural \"%d files deleted\"\n"
+            "msgstr[0] \"\"\nmsgstr[1] \"\"\n",
+            "plural.po");
+        const std::vector<std::string> t = translate_segments(doc, mark);
+        auto write_for = [&](std::string_view language) {
+            doc.target_language = std::string(language);
+            return po_format().write(doc, t);
+        };
+        QVERIFY(
+            write_for("ru").contains("msgstr[0] \"«%d files deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"
+                                     "msgstr[2] \"«%d files deleted»\"\n"));
+        QVERIFY(
+            write_for("fr").contains("msgstr[0] \"«%d files deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"));
+        QVERIFY(
+            write_for("de").contains("msgstr[0] \"«One file deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"));
+        QVERIFY(
+            write_for("pl").contains("msgstr[0] \"«One file deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"));
+        // Arabic's form 1 is n == 1; form 0 is zero.
+        QVERIFY(
+            write_for("ar").contains("msgstr[0] \"«%d files deleted»\"\n"
+                                     "msgstr[1] \"«One file deleted»\"\n"
+                                     "msgstr[2] \"«%d files deleted»\"\n"));
+        QTemporaryDir tmp;
+        for (const Language& l : languages()) {
+            const QString file =
+                tmp.filePath(QString::fromLatin1(l.code.data(), qsizetype(l.code.size())) + ".po");
+            QVERIFY(mtdesk::test::write_bytes(file, write_for(l.code)));
+            QProcess msgfmt;
+            msgfmt.start(QStringLiteral("msgfmt"), {"--check", "-o", "/dev/null", file});
+            QVERIFY2(msgfmt.waitForFinished(), "msgfmt (gettext) is not installed");
+            QVERIFY2(
+                msgfmt.exitStatus() == QProcess::NormalExit && msgfmt.exitCode() == 0,
+                (l.code.data() + QByteArray(": ") + msgfmt.readAllStandardError()).constData());
+        }
+    }
+
     void poLanguageField() {
         const QByteArray head = "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: x\\n\"\n";
         const QByteArray tail =

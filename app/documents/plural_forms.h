@@ -12,6 +12,11 @@ namespace mtdesk::app::documents {
 struct PluralForms {
     int nplurals = 2;
     std::string_view plural;  ///< the C expression: "(n != 1)"
+    /// The form used for n == 1 (Arabic: 1, its form 0 is n == 0).
+    int one = 0;
+    /// Whether that form is used for n == 1 only. Not so in Russian (1, 21, 31, ...), French
+    /// (0 and 1) or a language with one form: there the form also stands for other numbers.
+    bool one_only = true;
 
     /// "nplurals=2; plural=(n != 1);"
     std::string header_value() const;

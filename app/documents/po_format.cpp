@@ -1,9 +1,9 @@
 // gettext .po / .pot: msgid kept, empty msgstr filled.
 //
 // Untranslated entries (every msgstr empty) become segments: msgid, and msgid_plural for
-// plural entries (msgstr[0] gets the msgid's translation, msgstr[1..n] the plural's; there are
-// as many as the target language has, its Plural-Forms in the header, unless the catalog has
-// translated plural entries already, whose forms then stay). The
+// plural entries (the form of n == 1 gets the msgid's translation, the others the plural's, see
+// output_slots(); there are as many as the target language has, its Plural-Forms in the
+// header, unless the catalog has translated plural entries already, whose forms then stay). The
 // header entry, translated entries, obsolete entries (#~) and all comments, flags, msgctxt and
 // previous-msgid lines stay as they are. A translation that loses or adds a placeholder (%s,
 // %d, %1, %(name)s, {name}, <tag>) or a line break is never written as is: the entry gets the
@@ -441,7 +441,7 @@ class PoFormat : public DocumentFormat {
                 flags = flags.empty() ? "#, fuzzy" : flags + ", fuzzy";
             if (!flags.empty()) out += flags + e.flags_eol;
             out += e.body;
-            for (const MsgstrSlot& s : output_slots(e, forms)) {
+            for (const MsgstrSlot& s : output_slots(e, doc, forms)) {
                 const std::size_t k = static_cast<std::size_t>(s.segment);
                 const std::string& value = ok ? translations[k] : doc.segments[k];
                 out += format_keyword(s.keyword, s.prefix + value + s.suffix, s.eol);
@@ -453,10 +453,13 @@ class PoFormat : public DocumentFormat {
 
   private:
     // The msgstr lines an entry is written with: its own, except that a plural entry gets as
-    // many forms as `forms` (the target language's) has, the header saying so:
-    // msgstr[0] the singular's translation (the plural's where there is one form only), every
-    // other form the plural's.
-    static std::vector<MsgstrSlot> output_slots(const PoEntry& e,
+    // many forms as `forms` (the target language's) has, the header saying so. The form of
+    // n == 1 gets the singular's translation, every other form the plural's. Where the form of
+    // 1 also stands for other numbers (Russian 21, 31, ...; French 0) and the singular lacks a
+    // placeholder of the plural ("One file" / "%d files"), it gets the plural's too: else the
+    // number would be missing there (msgfmt --check refuses that). A language with one form
+    // gets the plural's.
+    static std::vector<MsgstrSlot> output_slots(const PoEntry& e, const Document& doc,
                                                 const std::optional<PluralForms>& forms) {
         if (!forms || !is_plural(e)) return e.targets;
         const MsgstrSlot* singular = &e.targets.front();
@@ -468,10 +471,16 @@ class PoFormat : public DocumentFormat {
                 other = &s;
         }
         if (!other) other = singular;
+        auto source = [&](const MsgstrSlot* s) {
+            return s->prefix + doc.segments[static_cast<std::size_t>(s->segment)] + s->suffix;
+        };
+        const bool singular_for_one =
+            forms->nplurals > 1 && (forms->one_only || po_placeholders(source(singular)) ==
+                                                           po_placeholders(source(other)));
         const std::string eol = e.targets.front().eol.empty() ? "\n" : e.targets.front().eol;
         std::vector<MsgstrSlot> out;
         for (int k = 0; k < forms->nplurals; ++k) {
-            MsgstrSlot s = k == 0 && forms->nplurals > 1 ? *singular : *other;
+            MsgstrSlot s = k == forms->one && singular_for_one ? *singular : *other;
             s.keyword = "msgstr[" + std::to_string(k) + "]";
             s.eol = k + 1 < forms->nplurals ? eol : e.targets.back().eol;
             out.push_back(std::move(s));
