@@ -39,6 +39,15 @@ constexpr std::array kTable{
     Row{"cs", kCzech},    Row{"ar", kArabic},
 };
 
+// Where Qt's numerus table (qttools, src/linguist/shared/numerus.cpp) differs from gettext's
+// rules: Qt gives Turkish and Persian one form, Khmer and Uyghur two. lrelease drops or adds
+// forms to match its table, so .ts files follow Qt.
+struct QtRow {
+    std::string_view code;
+    int forms;
+};
+constexpr std::array kQtDifferences{QtRow{"tr", 1}, QtRow{"fa", 1}, QtRow{"km", 2}, QtRow{"ug", 2}};
+
 }  // namespace
 
 std::string PluralForms::header_value() const {
@@ -48,6 +57,13 @@ std::string PluralForms::header_value() const {
 std::optional<PluralForms> gettext_plural_forms(std::string_view language) {
     for (const Row& r : kTable)
         if (r.code == language) return r.forms;
+    return std::nullopt;
+}
+
+std::optional<int> qt_numerus_forms(std::string_view language) {
+    for (const QtRow& r : kQtDifferences)
+        if (r.code == language) return r.forms;
+    if (const std::optional<PluralForms> f = gettext_plural_forms(language)) return f->nplurals;
     return std::nullopt;
 }
 
