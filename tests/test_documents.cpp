@@ -706,6 +706,19 @@ class TestDocuments : public QObject {
         QVERIFY(QFileInfo(rw + "/b.de.txt").isFile());
     }
 
+    // WebVTT timestamp tags inside cue text (karaoke timing) are markup, not text: they stay
+    // as they are, like <c.yellow>, and never reach the translator.
+    void vttTimestampTags() {
+        const QByteArray vtt =
+            "WEBVTT\n\n00:00:07.000 --> 00:00:09.000\n"
+            "<c.yellow>Print the page</c> <00:00:08.000>now <01:00:08.500>please\n";
+        const Document doc = vtt_format().read(vtt, "karaoke.vtt");
+        QCOMPARE(doc.segments, (std::vector<std::string>{"Print the page", "now", "please"}));
+        QCOMPARE(vtt_format().write(doc, translate_segments(doc, mark)),
+                 QByteArray("WEBVTT\n\n00:00:07.000 --> 00:00:09.000\n<c.yellow>«Print the "
+                            "page»</c> <00:00:08.000>«now» <01:00:08.500>«please»\n"));
+    }
+
     void undecodableText() {
         const QByteArray binary("\x00\x01\x02\xff", 4);
         QVERIFY_THROWS_EXCEPTION(FileError, text_format().read(binary, "bin.txt"));

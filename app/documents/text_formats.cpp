@@ -159,10 +159,27 @@ void check_minutes_and_seconds(const PatternMatch& m, std::string_view line, con
                         "': minutes and seconds go up to 59");
 }
 
+// A line of WebVTT cue text: its timestamp tags ("<00:00:08.000>", karaoke timing) stay
+// literal, like its other tags; the text between them goes to add_inline().
+void add_vtt_cue_line(Document& doc, std::string_view line) {
+    static const Pattern timestamp(R"(<(?:\d+:)?\d{2}:\d{2}\.\d{3}>)");
+    std::size_t at = 0;
+    for (const PatternMatch& m : timestamp.find_all(line)) {
+        doc.add_inline(line.substr(at, m.position(0) - at));
+        doc.add_literal(m.str(0));
+        at = m.position(0) + m.length(0);
+    }
+    doc.add_inline(line.substr(at));
+}
+
 // Cue text lines: one segment per line (markup tags kept), up to the next blank line.
-std::size_t add_cue_text(Document& doc, const std::vector<Line>& lines, std::size_t i) {
+std::size_t add_cue_text(Document& doc, const std::vector<Line>& lines, std::size_t i,
+                         bool vtt = false) {
     while (i < lines.size() && !is_blank(lines[i].content)) {
-        doc.add_inline(lines[i].content);
+        if (vtt)
+            add_vtt_cue_line(doc, lines[i].content);
+        else
+            doc.add_inline(lines[i].content);
         doc.add_literal(lines[i].eol);
         ++i;
     }
@@ -271,7 +288,7 @@ class VttFormat : public DocumentFormat {
                 doc.add_literal(lines[k].content);
                 doc.add_literal(lines[k].eol);
             }
-            i = add_cue_text(doc, lines, t + 1);
+            i = add_cue_text(doc, lines, t + 1, true);
         }
         return doc;
     }
