@@ -719,6 +719,22 @@ class TestDocuments : public QObject {
                             "page»</c> <00:00:08.000>«now» <01:00:08.500>«please»\n"));
     }
 
+    // Old Mac line ends (CR alone) separate lines as LF and CRLF do, and stay as they were.
+    void carriageReturnLineEnds() {
+        const QByteArray txt = "Open the file\rSave the document\r\rPrint\r\nQuit";
+        const Document doc = text_format().read(txt, "mac.txt");
+        QCOMPARE(doc.segments,
+                 (std::vector<std::string>{"Open the file", "Save the document", "Print", "Quit"}));
+        QCOMPARE(text_format().write(doc, translate_segments(doc, mark)),
+                 QByteArray("«Open the file»\r«Save the document»\r\r«Print»\r\n«Quit»"));
+        const QByteArray srt =
+            "1\r00:00:01,000 --> 00:00:02,000\rOpen the file\r\r2\r"
+            "00:00:03,000 --> 00:00:04,000\rSave\r";
+        const Document cues = srt_format().read(srt, "mac.srt");
+        QCOMPARE(cues.segments, (std::vector<std::string>{"Open the file", "Save"}));
+        QCOMPARE(srt_format().write(cues, cues.segments), srt);
+    }
+
     void undecodableText() {
         const QByteArray binary("\x00\x01\x02\xff", 4);
         QVERIFY_THROWS_EXCEPTION(FileError, text_format().read(binary, "bin.txt"));

@@ -271,15 +271,15 @@ std::vector<Line> split_lines(std::string_view text) {
     std::vector<Line> lines;
     std::size_t start = 0;
     while (start < text.size()) {
-        const std::size_t nl = text.find('\n', start);
-        if (nl == std::string_view::npos) {
+        // A lone CR ends a line too: files from old Macs have nothing else.
+        const std::size_t end = text.find_first_of("\r\n", start);
+        if (end == std::string_view::npos) {
             lines.push_back({text.substr(start), {}});
             break;
         }
-        std::size_t end = nl;
-        if (end > start && text[end - 1] == '\r') --end;
-        lines.push_back({text.substr(start, end - start), text.substr(end, nl + 1 - end)});
-        start = nl + 1;
+        const std::size_t next = text.compare(end, 2, "\r\n") == 0 ? end + 2 : end + 1;
+        lines.push_back({text.substr(start, end - start), text.substr(end, next - end)});
+        start = next;
     }
     return lines;
 }

@@ -173,7 +173,7 @@ struct DecodedText {
 /// (ICU). Throws mtdesk::FileError naming `path` when the content is binary or undecodable.
 DecodedText decode_text(const QByteArray& bytes, const QString& path);
 
-/// Lines of `text`, each with its line end ("\n", "\r\n", or "" for the last line).
+/// Lines of `text`, each with its line end ("\n", "\r\n", "\r", or "" for the last line).
 struct Line {
     std::string_view content;
     std::string_view eol;
