@@ -529,6 +529,27 @@ class TestDocuments : public QObject {
         verify_format_read_fails(srt_format(), srt, QStringLiteral("movie.srt"), problem);
     }
 
+    // A timing line with a broken arrow is reported as a malformed timing, on its own line.
+    void malformedArrow() {
+        verify_format_read_fails(srt_format(), "1\n00:00:01,000 -> 00:00:02,000\nOpen the file\n",
+                                 QStringLiteral("movie.srt"),
+                                 "line 2: malformed cue timing '00:00:01,000 -> 00:00:02,000'");
+        verify_format_read_fails(srt_format(), "1\nOpen the file\n", QStringLiteral("movie.srt"),
+                                 "line 2: cue 1 has no timing line");
+        verify_format_read_fails(
+            vtt_format(),
+            "WEBVTT\n\n00:01.000 --> 00:02.000\nOpen the file\n\n00:02.000 -> 00:03.000\nSave\n",
+            QStringLiteral("talk.vtt"), "line 6: malformed cue timing '00:02.000 -> 00:03.000'");
+        verify_format_read_fails(vtt_format(), "WEBVTT\n\nintro\n00:02.000 -> 00:03.000\nSave\n",
+                                 QStringLiteral("talk.vtt"),
+                                 "line 4: malformed cue timing '00:02.000 -> 00:03.000'");
+        // A cue identifier that looks like a time is still one.
+        QCOMPARE(vtt_format()
+                     .read("WEBVTT\n\n10:30\n00:02.000 --> 00:03.000\nSave\n", "talk.vtt")
+                     .segments,
+                 std::vector<std::string>{"Save"});
+    }
+
     // Times at the top of their ranges, and an end before the start (real files have that),
     // are read.
     void srtTimingEdges() {

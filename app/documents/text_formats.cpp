@@ -159,6 +159,13 @@ void check_minutes_and_seconds(const PatternMatch& m, std::string_view line, con
                         "': minutes and seconds go up to 59");
 }
 
+// Whether `line` was meant as a cue timing: it starts with a time ("00:00:01,000 -> ..." with
+// a broken arrow is a malformed timing, not cue text).
+bool timing_like(std::string_view line) {
+    static const Pattern time(R"([ \t]*\d+:\d.*)");
+    return time.matches(line);
+}
+
 // A line of WebVTT cue text: its timestamp tags ("<00:00:08.000>", karaoke timing) stay
 // literal, like its other tags; the text between them goes to add_inline().
 void add_vtt_cue_line(Document& doc, std::string_view line) {
@@ -211,7 +218,8 @@ class SrtFormat : public DocumentFormat {
             const bool is_index = index.matches(line);
             const std::size_t t = is_index ? i + 1 : i;
             const bool has_arrow =
-                t < lines.size() && lines[t].content.find("-->") != std::string_view::npos;
+                t < lines.size() && (lines[t].content.find("-->") != std::string_view::npos ||
+                                     (is_index && timing_like(lines[t].content)));
             if (has_arrow || is_index) {
                 const std::optional<PatternMatch> m =
                     t < lines.size() ? timing.match(lines[t].content) : std::nullopt;
@@ -274,8 +282,13 @@ class VttFormat : public DocumentFormat {
                 i = literal_block(i);
                 continue;
             }
-            const bool arrow_here = line.find("-->") != std::string_view::npos;
-            const std::size_t t = arrow_here ? i : i + 1;  // optional cue identifier first
+            // The timing, or a cue identifier and then the timing. A line that starts with a time
+            // and is not followed by a timing is a timing, malformed.
+            const bool next_has_arrow =
+                i + 1 < lines.size() && lines[i + 1].content.find("-->") != std::string_view::npos;
+            const bool arrow_here = line.find("-->") != std::string_view::npos ||
+                                    (!next_has_arrow && timing_like(line));
+            const std::size_t t = arrow_here ? i : i + 1;
             const std::optional<PatternMatch> m =
                 t < lines.size() ? timing.match(lines[t].content) : std::nullopt;
             if (!m)
