@@ -604,6 +604,7 @@ class TestDocuments : public QObject {
         QTest::newRow("md text") << "a.md"
                                  << "> - " + words + "\n"
                                  << 1;
+        QTest::newRow("md quotes") << "a.md" << QByteArray(1 << 20, '>') + " text\n" << 1;
         QTest::newRow("txt url") << "a.txt"
                                  << "See https://example.com/" + x + " now\n"
                                  << 1;

@@ -18,6 +18,8 @@ std::string pcre2_message(int code) {
     return reinterpret_cast<const char*>(buffer);
 }
 
+constexpr uint32_t kHeapLimitKiB = 256 * 1024;
+
 struct MatchDataDeleter {
     void operator()(pcre2_match_data* d) const { pcre2_match_data_free(d); }
 };
@@ -55,9 +57,19 @@ Pattern::Pattern(std::string_view pattern) {
     if (pcre2_config(PCRE2_CONFIG_JIT, &jit) >= 0 && jit != 0)
         pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // the interpreter runs it otherwise
     code_ = code;
+    // The interpreter's backtracking memory is bounded (PCRE2's default is 20 GB): a line that
+    // needs more fails, named, instead of taking the machine's memory.
+    pcre2_match_context* context = pcre2_match_context_create(nullptr);
+    if (!context) {
+        pcre2_code_free(code);
+        throw Error("out of memory for regular expression matching");
+    }
+    pcre2_set_heap_limit(context, kHeapLimitKiB);
+    context_ = context;
 }
 
 Pattern::~Pattern() {
+    pcre2_match_context_free(static_cast<pcre2_match_context*>(context_));
     pcre2_code_free(static_cast<pcre2_code*>(code_));
 }
 
@@ -70,10 +82,11 @@ std::optional<PatternMatch> Pattern::run(std::string_view subject, std::size_t s
     static const char kEmpty[] = "";
     const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data() ? subject.data() : kEmpty);
     const uint32_t options = whole ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0;
-    int rc = pcre2_match(code, text, subject.size(), start, options, data.get(), nullptr);
+    auto* context = static_cast<pcre2_match_context*>(context_);
+    int rc = pcre2_match(code, text, subject.size(), start, options, data.get(), context);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT)  // the interpreter keeps its state on the heap
         rc = pcre2_match(code, text, subject.size(), start, options | PCRE2_NO_JIT, data.get(),
-                         nullptr);
+                         context);
     if (rc == PCRE2_ERROR_NOMATCH) return std::nullopt;
     if (rc < 0)
         throw Error("a " + std::to_string(subject.size()) +

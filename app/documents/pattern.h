@@ -56,7 +56,8 @@ class Pattern {
   private:
     std::optional<PatternMatch> run(std::string_view subject, std::size_t start, bool whole) const;
 
-    void* code_ = nullptr;  // pcre2_code*
+    void* code_ = nullptr;     // pcre2_code*
+    void* context_ = nullptr;  // pcre2_match_context*, read-only while matching
 };
 
 }  // namespace mtdesk::app::documents

@@ -66,8 +66,9 @@ std::size_t fence_length(std::string_view line, char& ch) {
 // Block prefix kept outside the segment: indentation, blockquote '>', heading '#', list
 // markers ("-", "*", "+", "1.", "1)") and task boxes ("[ ]").
 std::size_t block_prefix(std::string_view line) {
+    // Possessive (*+): a long run of '>' keeps no backtracking state.
     static const Pattern re(
-        R"(^[ \t]*(?:>[ \t]?)*[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?)");
+        R"(^[ \t]*+(?:>[ \t]?+)*+[ \t]*+(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?)");
     const std::optional<PatternMatch> m = re.search(line);
     return m ? m->length(0) : 0;
 }
