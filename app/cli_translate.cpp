@@ -406,6 +406,7 @@ int cmd_translate(const QStringList& args) {
                                 "folders too)");
             const documents::DocumentFormat* format = nullptr;
             documents::Document doc = documents::read_document(file, &format);
+            check_output_folder(file);  // before the translation, not after it
             doc.target_language = target_lang;
             if (!trained.empty() && !request.source)
                 warn_untrained_pair(trained, nullptr, *request.target,

@@ -621,6 +621,7 @@ void JobQueue::startLoad(Job& job) {
             loaded->mtime_ms = info.lastModified().toMSecsSinceEpoch();
             loaded->doc =
                 std::make_shared<Document>(documents::read_document(path, &loaded->format));
+            check_output_folder(path);  // before the translation, not after it
             loaded->hash = segments_hash(*loaded->doc);
             if (detect) loaded->detected = detect_document_language(*loaded->doc);
         } catch (const std::exception& e) {

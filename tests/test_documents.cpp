@@ -8,9 +8,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <grp.h>
+#include <unistd.h>
+
 #include "document_test_helpers.h"
 #include "documents/document.h"
 #include "documents/formats.h"
+#include "documents/placeholders.h"
 #include "documents/plural_forms.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/languages.h"
@@ -344,6 +348,54 @@ class TestDocuments : public QObject {
                  kept.constData());
     }
 
+    // A singular without the plural's number ("One file deleted" / "%d files deleted"): the
+    // form of 1 gets the singular's translation only where it is used for 1 alone; where it
+    // stands for other numbers too (Russian 21, 31 ...; French 0) it gets the plural's, with
+    // the %d. msgfmt --check accepts the catalog for every target language.
+    void poSingularWithoutTheNumber() {
+        Document doc = po_format().read(
+            "msgid \"\"\nmsgstr \"\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n"
+            "\"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n\n#, c-format\n"
+            "msgid \"One file deleted\"\nmsgid_plural \"%d files deleted\"\n"
+            "msgstr[0] \"\"\nmsgstr[1] \"\"\n",
+            "plural.po");
+        const std::vector<std::string> t = translate_segments(doc, mark);
+        auto write_for = [&](std::string_view language) {
+            doc.target_language = std::string(language);
+            return po_format().write(doc, t);
+        };
+        QVERIFY(
+            write_for("ru").contains("msgstr[0] \"«%d files deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"
+                                     "msgstr[2] \"«%d files deleted»\"\n"));
+        QVERIFY(
+            write_for("fr").contains("msgstr[0] \"«%d files deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"));
+        QVERIFY(
+            write_for("de").contains("msgstr[0] \"«One file deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"));
+        QVERIFY(
+            write_for("pl").contains("msgstr[0] \"«One file deleted»\"\n"
+                                     "msgstr[1] \"«%d files deleted»\"\n"));
+        // Arabic's form 1 is n == 1; form 0 is zero.
+        QVERIFY(
+            write_for("ar").contains("msgstr[0] \"«%d files deleted»\"\n"
+                                     "msgstr[1] \"«One file deleted»\"\n"
+                                     "msgstr[2] \"«%d files deleted»\"\n"));
+        QTemporaryDir tmp;
+        for (const Language& l : languages()) {
+            const QString file =
+                tmp.filePath(QString::fromLatin1(l.code.data(), qsizetype(l.code.size())) + ".po");
+            QVERIFY(mtdesk::test::write_bytes(file, write_for(l.code)));
+            QProcess msgfmt;
+            msgfmt.start(QStringLiteral("msgfmt"), {"--check", "-o", "/dev/null", file});
+            QVERIFY2(msgfmt.waitForFinished(), "msgfmt (gettext) is not installed");
+            QVERIFY2(
+                msgfmt.exitStatus() == QProcess::NormalExit && msgfmt.exitCode() == 0,
+                (l.code.data() + QByteArray(": ") + msgfmt.readAllStandardError()).constData());
+        }
+    }
+
     void poLanguageField() {
         const QByteArray head = "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: x\\n\"\n";
         const QByteArray tail =
@@ -477,6 +529,27 @@ class TestDocuments : public QObject {
         verify_format_read_fails(srt_format(), srt, QStringLiteral("movie.srt"), problem);
     }
 
+    // A timing line with a broken arrow is reported as a malformed timing, on its own line.
+    void malformedArrow() {
+        verify_format_read_fails(srt_format(), "1\n00:00:01,000 -> 00:00:02,000\nOpen the file\n",
+                                 QStringLiteral("movie.srt"),
+                                 "line 2: malformed cue timing '00:00:01,000 -> 00:00:02,000'");
+        verify_format_read_fails(srt_format(), "1\nOpen the file\n", QStringLiteral("movie.srt"),
+                                 "line 2: cue 1 has no timing line");
+        verify_format_read_fails(
+            vtt_format(),
+            "WEBVTT\n\n00:01.000 --> 00:02.000\nOpen the file\n\n00:02.000 -> 00:03.000\nSave\n",
+            QStringLiteral("talk.vtt"), "line 6: malformed cue timing '00:02.000 -> 00:03.000'");
+        verify_format_read_fails(vtt_format(), "WEBVTT\n\nintro\n00:02.000 -> 00:03.000\nSave\n",
+                                 QStringLiteral("talk.vtt"),
+                                 "line 4: malformed cue timing '00:02.000 -> 00:03.000'");
+        // A cue identifier that looks like a time is still one.
+        QCOMPARE(vtt_format()
+                     .read("WEBVTT\n\n10:30\n00:02.000 --> 00:03.000\nSave\n", "talk.vtt")
+                     .segments,
+                 std::vector<std::string>{"Save"});
+    }
+
     // Times at the top of their ranges, and an end before the start (real files have that),
     // are read.
     void srtTimingEdges() {
@@ -500,6 +573,188 @@ class TestDocuments : public QObject {
                 vtt_format(), "WEBVTT\n\nx\n" + cue + "\nHello\n", QStringLiteral("talk.vtt"),
                 "line 4: malformed cue timing '" + cue + "': minutes and seconds go up to 59");
         }
+    }
+
+    // A line of a megabyte (minified text, an inline data URL, a broken export) is read like
+    // any other: no format's parsing may need stack space per character of a line.
+    void longLines_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<int>("segments");
+        const QByteArray x(1 << 20, 'x');
+        const QByteArray words = QByteArray("Open the file. ").repeated((1 << 20) / 15);
+        QTest::newRow("po msgstr") << "a.po"
+                                   << "msgid \"Open the file\"\nmsgstr \"" + x + "\"\n"
+                                   << 0;
+        QTest::newRow("po msgid") << "a.po"
+                                  << "msgid \"<b " + x + ">\"\nmsgstr \"\"\n"
+                                  << 1;
+        QTest::newRow("srt timing") << "a.srt"
+                                    << "1\n00:00:01,000 --> 00:00:02,000 " + x + "\nHello\n"
+                                    << 1;
+        QTest::newRow("srt text") << "a.srt"
+                                  << "1\n00:00:01,000 --> 00:00:02,000\n" + words + "\n"
+                                  << 1;
+        QTest::newRow("vtt note") << "a.vtt"
+                                  << "WEBVTT\n\nNOTE " + x + "\n\n00:01.000 --> 00:02.000\nHi\n"
+                                  << 1;
+        QTest::newRow("md link definition") << "a.md"
+                                            << "[ref]: " + x + "\n\nText\n"
+                                            << 1;
+        QTest::newRow("md text") << "a.md"
+                                 << "> - " + words + "\n"
+                                 << 1;
+        QTest::newRow("md quotes") << "a.md" << QByteArray(1 << 20, '>') + " text\n" << 1;
+        QTest::newRow("txt url") << "a.txt"
+                                 << "See https://example.com/" + x + " now\n"
+                                 << 1;
+        QTest::newRow("html") << "a.html"
+                              << "<p title=\"" + x + "\">" + words + "</p>\n"
+                              << 2;
+    }
+    void longLines() {
+        QFETCH(QString, name);
+        QFETCH(QByteArray, bytes);
+        QFETCH(int, segments);
+        const DocumentFormat& f = format_for(name);
+        const Document doc = f.read(bytes, name);
+        QCOMPARE(doc.segments.size(), std::size_t(segments));
+        const std::vector<std::string> same = doc.segments;
+        QVERIFY(check_placeholders(doc, same).empty());
+        const QByteArray out = f.write(doc, same);
+        if (!name.endsWith(".po")) {
+            QCOMPARE(out, bytes);
+        } else {  // the msgstr filled with the msgid, whose placeholders it has
+            QVERIFY(!out.contains("fuzzy"));
+            QCOMPARE(f.read(out, name).segments.size(), std::size_t(0));
+        }
+    }
+
+    // No document takes gigabytes of memory: a file larger than its format's limit, or one
+    // with more than a million segments, fails with the limit named.
+    void sizeLimits() {
+        QTemporaryDir dir;
+        const QString big = dir.filePath("big.txt");
+        QFile f(big);
+        QVERIFY(f.open(QIODevice::WriteOnly) && f.resize((qint64{256} << 20) + 1));  // sparse
+        f.close();
+        mtdesk::test::verify_read_fails(big,
+                                        "is 257 MiB; mtdesk reads .txt documents of at most "
+                                        "256 MiB");
+        const QString many = dir.filePath("many.txt");
+        QVERIFY(mtdesk::test::write_bytes(many, QByteArray("a\n").repeated(kMaxSegments)));
+        QCOMPARE(read_document(many).segments.size(), kMaxSegments);
+        QVERIFY(mtdesk::test::write_bytes(many, QByteArray("a\n").repeated(kMaxSegments + 1)));
+        mtdesk::test::verify_read_fails(many, "has more than 1000000 segments");
+        const QString html = dir.filePath("many.html");
+        QVERIFY(mtdesk::test::write_bytes(html, QByteArray("<p>a</p>").repeated(kMaxSegments + 1)));
+        mtdesk::test::verify_read_fails(html, "has more than 1000000 segments");
+    }
+
+    // The command line goes on with the next file after a long line, as after any other.
+    void cliLongLine() {
+        if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        QVERIFY(mtdesk::test::write_bytes(
+            dir.filePath("p.po"),
+            "msgid \"Open the file\"\nmsgstr \"" + QByteArray(50000, 'x') + "\"\n"));
+        QVERIFY(mtdesk::test::write_bytes(dir.filePath("ok.txt"), "Open the file\n"));
+        QProcess p;
+        p.start(kBinary, {"translate", "--model", kModel, "--from", "en", "--to", "de", "--greedy",
+                          "--max-tokens", "4", dir.filePath("p.po"), dir.filePath("ok.txt")});
+        QVERIFY(p.waitForFinished(300000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(QFile::exists(dir.filePath("p.de.po")));
+        QVERIFY(QFile::exists(dir.filePath("ok.de.txt")));
+    }
+
+    // A dangling symbolic link where the translation would go takes that name: the output goes
+    // to the next free name, and the link's target is not created.
+    void cliDanglingSymlink() {
+        if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        QVERIFY(mtdesk::test::write_bytes(dir.filePath("b.txt"), "Open the file\n"));
+        QVERIFY(QDir(dir.path()).mkdir("elsewhere"));
+        const QString victim = dir.filePath("elsewhere/victim.txt");
+        QVERIFY(QFile::link(victim, dir.filePath("b.de.txt")));
+        QProcess p;
+        p.start(kBinary, {"translate", "--model", kModel, "--from", "en", "--to", "de", "--greedy",
+                          "--max-tokens", "4", dir.filePath("b.txt")});
+        QVERIFY(p.waitForFinished(300000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(!QFileInfo::exists(victim));
+        QVERIFY(QFileInfo(dir.filePath("b.de.txt")).isSymLink());
+        QVERIFY(QFileInfo(dir.filePath("b.de (2).txt")).isFile());
+    }
+
+    // A folder where the translation cannot be written fails its file before it is translated
+    // (not after all the work); the other files go on.
+    void cliReadOnlyFolder() {
+        if (!QFile::exists(kBinary)) QSKIP("mtdesk executable not built");
+        QTemporaryDir dir;
+        QDir(dir.path()).mkdir("ro");
+        QDir(dir.path()).mkdir("rw");
+        const QString ro = dir.filePath("ro"), rw = dir.filePath("rw");
+        QVERIFY(mtdesk::test::write_bytes(ro + "/a.txt", "Open the file\n"));
+        QVERIFY(mtdesk::test::write_bytes(rw + "/b.txt", "Save the document\n"));
+        const auto rx = QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup |
+                        QFile::ReadOther | QFile::ExeOther;
+        QVERIFY(QFile::setPermissions(dir.path(), rx | QFile::WriteOwner));
+        QVERIFY(QFile::setPermissions(ro, rx));
+        QVERIFY(QFile::setPermissions(
+            rw, rx | QFile::WriteOwner | QFile::WriteGroup | QFile::WriteOther));
+        QProcess p;
+        // Root may write anywhere: the program runs as "nobody" then.
+        if (geteuid() == 0)
+            p.setChildProcessModifier([] {
+                if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+                    _exit(99);
+            });
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("HOME", rw);
+        p.setProcessEnvironment(env);
+        p.start(kBinary, {"translate", "--model", kModel, "--from", "en", "--to", "de", "--greedy",
+                          "--max-tokens", "4", ro + "/a.txt", rw + "/b.txt"});
+        QVERIFY(p.waitForFinished(300000));
+        const QByteArray err = p.readAllStandardError();
+        QFile::setPermissions(ro, rx | QFile::WriteOwner);  // so that the folder can be removed
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(
+            err.contains((ro + "/a.txt: its translation cannot be written into " + ro).toUtf8()) &&
+                err.contains("nothing was translated"),
+            err.constData());
+        QVERIFY(!QFileInfo::exists(ro + "/a.de.txt"));
+        QVERIFY(QFileInfo(rw + "/b.de.txt").isFile());
+    }
+
+    // WebVTT timestamp tags inside cue text (karaoke timing) are markup, not text: they stay
+    // as they are, like <c.yellow>, and never reach the translator.
+    void vttTimestampTags() {
+        const QByteArray vtt =
+            "WEBVTT\n\n00:00:07.000 --> 00:00:09.000\n"
+            "<c.yellow>Print the page</c> <00:00:08.000>now <01:00:08.500>please\n";
+        const Document doc = vtt_format().read(vtt, "karaoke.vtt");
+        QCOMPARE(doc.segments, (std::vector<std::string>{"Print the page", "now", "please"}));
+        QCOMPARE(vtt_format().write(doc, translate_segments(doc, mark)),
+                 QByteArray("WEBVTT\n\n00:00:07.000 --> 00:00:09.000\n<c.yellow>«Print the "
+                            "page»</c> <00:00:08.000>«now» <01:00:08.500>«please»\n"));
+    }
+
+    // Old Mac line ends (CR alone) separate lines as LF and CRLF do, and stay as they were.
+    void carriageReturnLineEnds() {
+        const QByteArray txt = "Open the file\rSave the document\r\rPrint\r\nQuit";
+        const Document doc = text_format().read(txt, "mac.txt");
+        QCOMPARE(doc.segments,
+                 (std::vector<std::string>{"Open the file", "Save the document", "Print", "Quit"}));
+        QCOMPARE(text_format().write(doc, translate_segments(doc, mark)),
+                 QByteArray("«Open the file»\r«Save the document»\r\r«Print»\r\n«Quit»"));
+        const QByteArray srt =
+            "1\r00:00:01,000 --> 00:00:02,000\rOpen the file\r\r2\r"
+            "00:00:03,000 --> 00:00:04,000\rSave\r";
+        const Document cues = srt_format().read(srt, "mac.srt");
+        QCOMPARE(cues.segments, (std::vector<std::string>{"Open the file", "Save"}));
+        QCOMPARE(srt_format().write(cues, cues.segments), srt);
     }
 
     void undecodableText() {

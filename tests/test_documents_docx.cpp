@@ -25,6 +25,7 @@ using namespace mtdesk;
 using namespace mtdesk::app::documents;
 using mtdesk::test::mark;
 using mtdesk::test::upper;
+using mtdesk::test::verify_format_read_fails;
 
 namespace {
 
@@ -482,6 +483,68 @@ class TestDocumentsDocx : public QObject {
         const QString path = dir.filePath("broken.docx");
         QVERIFY(test::write_bytes(path, bytes));
         test::verify_read_fails(path, problem);
+    }
+
+    // Elements nested 100,000 deep (customXml, a container of runs, around one paragraph)
+    // are read and written without running out of stack.
+    void deeplyNested() {
+        constexpr int kDepth = 100000;
+        std::string open, close;
+        for (int i = 0; i < kDepth; ++i) {
+            open += "<w:customXml w:element=\"x\">";
+            close += "</w:customXml>";
+        }
+        const std::string xml = std::string(kDecl) + "<w:document " + kW + "><w:body>" + open +
+                                paragraph(run("Deep text")) + close + "</w:body></w:document>";
+        const Document doc = docx_format().read(make_zip(sample_members(xml)), kPath);
+        QCOMPARE(doc.segments.front(), std::string("Deep text"));
+        QCOMPARE(doc.segments.size(), std::size_t(3));  // and the header's and the note's
+        const std::string out =
+            unzip(docx_format().write(doc, translate_segments(doc, upper)))[2].data;
+        QCOMPARE(texts(out), std::vector<std::string>{"DEEP TEXT"});
+    }
+
+    // Archives that unpack to far more than they are ("zip bombs") are refused before they are
+    // unpacked, naming the member and the limit; a document never takes gigabytes of memory.
+    void zipBombs_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QStringList>("problems");
+        // A main part a little over the 64 MiB limit, as small paragraphs.
+        std::string body;
+        const std::string para = paragraph(run("Open the file"));
+        while (body.size() < (std::size_t{66} << 20))
+            body += para;
+        std::vector<Member> m = sample_members(std::string(kDecl) + "<w:document " + kW +
+                                               "><w:body>" + body + "</w:body></w:document>");
+        body.clear();
+        QTest::newRow("main part") << make_zip(m)
+                                   << QStringList{
+                                          "zip member word/document.xml unpacks to 67 MiB; "
+                                          "mtdesk reads Word parts of at most 64 MiB"};
+        // Another member that packs far more densely than real data does.
+        m = sample_members();
+        m.push_back({"word/media/blob.bin", std::string(std::size_t{20} << 20, '\0')});
+        QTest::newRow("ratio") << make_zip(m)
+                               << QStringList{
+                                      "zip member word/media/blob.bin unpacks to 20 MiB "
+                                      "from ",
+                                      "KiB, more than 100 times its packed size"};
+    }
+    void zipBombs() {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QStringList, problems);
+        QVERIFY(bytes.size() < (1 << 20));
+        for (const QString& problem : problems)
+            verify_format_read_fails(docx_format(), bytes, kPath, problem);
+    }
+
+    // A file of 0 bytes is said to be empty (libzip opens it as an archive without members).
+    void emptyFile() {
+        verify_format_read_fails(docx_format(), QByteArray(), kPath,
+                                 "is empty (0 bytes), not a Word document");
+        const QByteArray no_members = QByteArray("PK\x05\x06", 4) + QByteArray(18, '\0');
+        verify_format_read_fails(docx_format(), no_members, kPath,
+                                 "is not a Word document: the zip archive is empty");
     }
 
     // A zip that is no Word document fails, named, with nothing written (not "0 segments").

@@ -379,6 +379,36 @@ class TestDocumentsHtml : public QObject {
         QCOMPARE(title, QStringLiteral("Café"));
     }
 
+    // XHTML in a legacy charset without a meta: the meta added is closed as XML wants, and
+    // the declaration names UTF-8; an XML parser reads the output. An .html file without XML
+    // syntax keeps HTML's form of the meta.
+    void xhtmlGetsAClosedMeta() {
+        const QByteArray xhtml =
+            "<?xml version=\"1.0\" encoding=\"windows-1251\"?>\n"
+            "<html xmlns=\"http://www.w3.org/1999/xhtml\" xml:lang=\"ru\" lang=\"ru\"><head>"
+            "<title>\xCE\xF2\xEA\xF0\xFB\xF2\xFC \xF4\xE0\xE9\xEB</title></head><body>"
+            "<p>\xD1\xEE\xF5\xF0\xE0\xED\xE8\xF2\xFC \xE4\xEE\xEA\xF3\xEC\xE5\xED\xF2</p>"
+            "<br/></body></html>";
+        const Document doc = html_format().read(xhtml, QStringLiteral("legacy.xhtml"));
+        QCOMPARE(doc.segments.front(), std::string("Открыть файл"));
+        const QByteArray out = html_format().write(doc, doc.segments);
+        QVERIFY2(out.startsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n") &&
+                     out.contains("<head><meta charset=\"UTF-8\"/><title>"),
+                 out.constData());
+        QXmlStreamReader xml(out);
+        while (!xml.atEnd())
+            xml.readNext();
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+
+        const QByteArray html =
+            "<html><head><title>Caf\xE9 cr\xE8me br\xFBl\xE9\x65 \xE0 la fa"
+            "\xE7on</title></head><body><p>Bonjour</p></body></html>";
+        const Document plain = html_format().read(html, QStringLiteral("page.html"));
+        QVERIFY(html_format()
+                    .write(plain, plain.segments)
+                    .contains("<head><meta charset=\"UTF-8\"><title>"));
+    }
+
     void xmlDeclarationOnlyAtTheStart() {
         const QByteArray pi = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>";
         const Document doc = html_format().read(

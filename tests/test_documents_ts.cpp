@@ -3,7 +3,10 @@
 // untouched byte for byte, the TS language set to the target, placeholders checked, broken
 // files named, and the CLI.
 
+#include <QFileInfo>
+#include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -12,6 +15,7 @@
 #include "documents/formats.h"
 #include "documents/placeholders.h"
 #include "mtdesk/error.h"
+#include "mtdesk/translate/languages.h"
 
 using namespace mtdesk;
 using namespace mtdesk::app::documents;
@@ -178,6 +182,73 @@ class TestDocumentsTs : public QObject {
         QVERIFY(ts_format()
                     .write(bare, {"x"})
                     .startsWith("<TS " + attribute.toUtf8() + " version=\"2.1\">"));
+    }
+
+    // A plural message gets as many <numerusform>s as the target language has in Qt's rules,
+    // whatever the file's language was (lupdate wrote the forms of that one). Qt's lrelease
+    // takes the result as it is for every target language: it neither drops nor adds forms.
+    void numerusFormsOfTheTarget_data() {
+        QTest::addColumn<QByteArray>("translation");
+        QTest::newRow("no forms") << QByteArray("<translation type=\"unfinished\"/>");
+        QTest::newRow("English forms") << QByteArray(
+            "<translation type=\"unfinished\">\n            <numerusform>"
+            "</numerusform>\n            <numerusform></numerusform>\n"
+            "        </translation>");
+    }
+    void numerusFormsOfTheTarget() {
+        QFETCH(QByteArray, translation);
+        const QByteArray ts =
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!DOCTYPE TS>\n"
+            "<TS version=\"2.1\" language=\"en_US\">\n<context>\n"
+            "    <name>W</name>\n    <message numerus=\"yes\">\n"
+            "        <source>Deleted %n files</source>\n        " +
+            translation + "\n    </message>\n</context>\n</TS>\n";
+        Document doc = ts_format().read(ts, kPath);
+        auto write_for = [&](std::string_view language) {
+            doc.target_language = std::string(language);
+            return ts_format().write(doc, translate_segments(doc, mark));
+        };
+        QCOMPARE(write_for("ru").count("<numerusform>«Deleted %n files»</numerusform>"), 3);
+        QCOMPARE(write_for("ja").count("<numerusform>"), 1);
+        QCOMPARE(write_for("de").count("<numerusform>"), 2);
+        QCOMPARE(write_for("ar").count("<numerusform>"), 6);
+        QCOMPARE(write_for("tr").count("<numerusform>"), 1);  // Qt's rule (gettext has 2)
+        if (translation.contains("numerusform")) {
+            // The layout of the forms there were, continued for a third.
+            QVERIFY(write_for("uk").contains(
+                "<translation type=\"unfinished\">\n"
+                "            <numerusform>«Deleted %n files»</numerusform>\n"
+                "            <numerusform>«Deleted %n files»</numerusform>\n"
+                "            <numerusform>«Deleted %n files»</numerusform>\n"
+                "        </translation>"));
+        }
+
+        QString bin = QStandardPaths::findExecutable("lrelease", {"/usr/lib/qt6/bin"});
+        if (bin.isEmpty()) bin = QStandardPaths::findExecutable("lrelease6");
+        const QString lconvert =
+            QStandardPaths::findExecutable("lconvert", {QFileInfo(bin).path()});
+        if (bin.isEmpty() || lconvert.isEmpty()) QSKIP("Qt's lrelease is not installed");
+        QTemporaryDir dir;
+        for (const Language& l : languages()) {
+            const QString code = QString::fromLatin1(l.code.data(), qsizetype(l.code.size()));
+            const QString file = dir.filePath(code + ".ts");
+            const QByteArray out = write_for(l.code);
+            QVERIFY(test::write_bytes(file, out));
+            // lrelease's .qm, read back: the forms it kept.
+            QProcess lrelease;
+            lrelease.setProcessChannelMode(QProcess::MergedChannels);
+            lrelease.start(bin, {file, "-qm", dir.filePath(code + ".qm")});
+            QVERIFY(lrelease.waitForFinished());
+            const QByteArray said = lrelease.readAll();
+            QVERIFY2(lrelease.exitCode() == 0 && !said.contains("Removed plural forms"),
+                     (code.toUtf8() + ": " + said).constData());
+            QProcess back;
+            back.start(lconvert, {"-i", dir.filePath(code + ".qm"), "-o", file + ".back.ts"});
+            QVERIFY(back.waitForFinished() && back.exitCode() == 0);
+            QVERIFY2(test::file_bytes(file + ".back.ts").count("<numerusform") ==
+                         out.count("<numerusform>"),
+                     code.toUtf8().constData());
+        }
     }
 
     void lostPlaceholdersAreReported() {

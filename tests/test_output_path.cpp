@@ -89,6 +89,59 @@ class TestOutputPath : public QObject {
         QCOMPARE(f.readAll(), QByteArray("héllo\n"));
     }
 
+    // A symbolic link whose target is missing takes its name too: writing through it would
+    // create the target, wherever it points.
+    void danglingSymlinkIsTaken() {
+        QTemporaryDir dir;
+        const QString src = dir.filePath("b.txt");
+        touch(src);
+        const QString victim = dir.filePath("elsewhere/victim.txt");
+        QVERIFY(QDir(dir.path()).mkdir("elsewhere"));
+        QVERIFY(QFile::link(victim, dir.filePath("b.de.txt")));
+        QCOMPARE(translated_output_path(src, "de"), dir.filePath("b.de (2).txt"));
+        QVERIFY_THROWS_EXCEPTION(FileError,
+                                 write_new_file_atomically(dir.filePath("b.de.txt"), "x"));
+        QVERIFY(!QFileInfo::exists(victim));
+        QCOMPARE(QFileInfo(dir.filePath("b.de.txt")).symLinkTarget(), victim);
+        // Nothing is left behind: no temporary file.
+        QCOMPARE(
+            QDir(dir.path())
+                .entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot),
+            (QStringList{"b.de.txt", "b.txt", "elsewhere"}));
+    }
+
+    // The written file has the usual permissions (those of a new file under the umask), not a
+    // temporary file's owner-only ones, and no temporary file stays.
+    void writtenFileIsAnOrdinaryFile() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("new.txt");
+        write_new_file_atomically(path, "x");
+        const QString plain = dir.filePath("plain.txt");
+        touch(plain);
+        QCOMPARE(QFileInfo(path).permissions(), QFileInfo(plain).permissions());
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden),
+                 (QStringList{"new.txt", "plain.txt"}));
+    }
+
+    // A folder where no file can be created is found before anything is translated; the
+    // message names the source and the folder. (/proc refuses new files even to root.)
+    void outputFolderMustBeWritable() {
+        QTemporaryDir dir;
+        check_output_folder(dir.filePath("notes.txt"));
+        QCOMPARE(
+            QDir(dir.path())
+                .entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot),
+            QStringList{});
+        try {
+            check_output_folder(QStringLiteral("/proc/notes.txt"));
+            QFAIL("no exception");
+        } catch (const FileError& e) {
+            QCOMPARE(QString::fromStdString(e.file()), QStringLiteral("/proc/notes.txt"));
+            QVERIFY2(QString::fromUtf8(e.what()).contains("cannot be written into /proc"),
+                     e.what());
+        }
+    }
+
     void unwritableDirectoryNamesTheFile() {
         const QString path = "/nonexistent-mtdesk-dir/out.txt";
         try {

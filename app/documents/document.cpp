@@ -90,7 +90,15 @@ void Document::set_tagged(std::size_t index) {
     tagged[index] = true;
 }
 
+void check_segment_limit(const Document& doc) {
+    if (doc.segments.size() >= kMaxSegments)
+        throw Error("has more than " + std::to_string(kMaxSegments) +
+                    " segments (lines or sentences to translate); mtdesk translates at most " +
+                    std::to_string(kMaxSegments) + " per document");
+}
+
 int Document::add_segment(std::string text) {
+    check_segment_limit(*this);
     const int index = static_cast<int>(segments.size());
     segments.push_back(std::move(text));
     skeleton.push_back({{}, index});
@@ -205,11 +213,23 @@ Document read_document(const QString& path, const DocumentFormat** format) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         throw FileError(path.toStdString(), "cannot open: " + file.errorString().toStdString());
+    const auto mib = [](qint64 bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20); };
+    if (file.size() > f.max_file_size())
+        throw FileError(path.toStdString(), "is " + mib(file.size()) + " MiB; mtdesk reads ." +
+                                                QFileInfo(path).suffix().toLower().toStdString() +
+                                                " documents of at most " + mib(f.max_file_size()) +
+                                                " MiB");
     const QByteArray bytes = file.readAll();
     if (file.error() != QFileDevice::NoError)
         throw FileError(path.toStdString(), "cannot read: " + file.errorString().toStdString());
     if (format) *format = &f;
-    return f.read(bytes, path);
+    try {
+        return f.read(bytes, path);
+    } catch (const FileError&) {
+        throw;
+    } catch (const Error& e) {  // a limit reached while parsing: a problem of this file
+        throw FileError(path.toStdString(), e.what());
+    }
 }
 
 std::vector<std::string> translate_segments(
@@ -251,15 +271,15 @@ std::vector<Line> split_lines(std::string_view text) {
     std::vector<Line> lines;
     std::size_t start = 0;
     while (start < text.size()) {
-        const std::size_t nl = text.find('\n', start);
-        if (nl == std::string_view::npos) {
+        // A lone CR ends a line too: files from old Macs have nothing else.
+        const std::size_t end = text.find_first_of("\r\n", start);
+        if (end == std::string_view::npos) {
             lines.push_back({text.substr(start), {}});
             break;
         }
-        std::size_t end = nl;
-        if (end > start && text[end - 1] == '\r') --end;
-        lines.push_back({text.substr(start, end - start), text.substr(end, nl + 1 - end)});
-        start = nl + 1;
+        const std::size_t next = text.compare(end, 2, "\r\n") == 0 ? end + 2 : end + 1;
+        lines.push_back({text.substr(start, end - start), text.substr(end, next - end)});
+        start = next;
     }
     return lines;
 }

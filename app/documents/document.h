@@ -35,6 +35,10 @@ struct FormatState {
     virtual ~FormatState() = default;
 };
 
+/// The most segments a document may have. A million sentences is far more than anyone
+/// translates at once; the limit keeps a crafted file from taking all memory.
+inline constexpr std::size_t kMaxSegments = 1'000'000;
+
 struct Document {
     std::vector<std::string> segments;  ///< source text of each segment, UTF-8, trimmed
     std::vector<Piece> skeleton;
@@ -54,7 +58,8 @@ struct Document {
 
     /// Adds literal text (merged with a preceding literal).
     void add_literal(std::string_view text);
-    /// Adds a segment slot for `text`. Returns its index.
+    /// Adds a segment slot for `text`. Returns its index. Throws mtdesk::Error when the
+    /// document has kMaxSegments already.
     int add_segment(std::string text);
     /// Adds `text` as one segment with its leading and trailing whitespace kept literal; text
     /// that is blank (or, with `need_letter`, has no letter at all) stays literal.
@@ -64,6 +69,10 @@ struct Document {
     /// add_trimmed). Emphasis markers (**, _) stay inside the segment, as the model sees them.
     void add_inline(std::string_view text);
 };
+
+/// Throws mtdesk::Error when `doc` has kMaxSegments segments already: formats that add
+/// segments themselves (not with Document::add_segment) call it first.
+void check_segment_limit(const Document& doc);
 
 /// Throws mtdesk::Error when `translations` does not have one entry per segment of `doc`.
 void check_translation_count(const Document& doc, const std::vector<std::string>& translations);
@@ -96,6 +105,9 @@ class DocumentFormat {
     /// The translated file, UTF-8. Default: assemble().
     virtual QByteArray write(const Document& doc,
                              const std::vector<std::string>& translations) const;
+    /// The largest file read_document() reads in this format, in bytes: what it takes in memory
+    /// while it is translated is several times its size. Default: 256 MiB.
+    virtual qint64 max_file_size() const { return qint64{256} << 20; }
     /// Extension of the translated file (without the dot) when it differs from the source's:
     /// "txt" for text taken out of a PDF. Default: "" (same as the source).
     virtual std::string output_extension() const { return {}; }
@@ -122,7 +134,8 @@ std::vector<std::string> supported_extensions();
 /// until at least 16 KiB (all of them when shorter).
 std::string detection_sample(const Document& doc);
 
-/// Reads and parses a file. Throws mtdesk::FileError naming it.
+/// Reads and parses a file. Throws mtdesk::FileError naming it, also when it is larger than
+/// its format's max_file_size() or has more than kMaxSegments segments.
 Document read_document(const QString& path, const DocumentFormat** format = nullptr);
 
 /// Translates every segment with `translate` (called once per segment, in order, and once per
@@ -160,7 +173,7 @@ struct DecodedText {
 /// (ICU). Throws mtdesk::FileError naming `path` when the content is binary or undecodable.
 DecodedText decode_text(const QByteArray& bytes, const QString& path);
 
-/// Lines of `text`, each with its line end ("\n", "\r\n", or "" for the last line).
+/// Lines of `text`, each with its line end ("\n", "\r\n", "\r", or "" for the last line).
 struct Line {
     std::string_view content;
     std::string_view eol;

@@ -49,8 +49,23 @@ struct ZipDeleter {
     void operator()(zip_t* z) const { zip_discard(z); }
 };
 
+// Limits that keep a crafted archive (a "zip bomb") from taking all memory: a Word part is
+// parsed into a tree several times its size, and every member is held while translating.
+constexpr std::uint64_t kMaxUnpacked = std::uint64_t{1} << 30;  // the whole archive
+constexpr std::uint64_t kMaxXmlPart = std::uint64_t{64} << 20;  // each XML member
+constexpr std::uint64_t kMaxRatio = 100;  // real members (text, images) compress far less
+constexpr std::uint64_t kRatioFrom = std::uint64_t{16} << 20;  // small members may, harmlessly
+
+// "1 GiB", "67 MiB", "20 KiB" (rounded up).
+std::string size_text(std::uint64_t bytes) {
+    const int shift = bytes >= (std::uint64_t{1} << 30) ? 30 : bytes >= (1 << 20) ? 20 : 10;
+    const char* unit = shift == 30 ? " GiB" : shift == 20 ? " MiB" : " KiB";
+    return std::to_string((bytes + (std::uint64_t{1} << shift) - 1) >> shift) + unit;
+}
+
 std::vector<ZipEntry> read_zip(const QByteArray& bytes, const QString& path) {
     const std::string file = path.toStdString();
+    if (bytes.isEmpty()) throw FileError(file, "is empty (0 bytes), not a Word document");
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* source = zip_source_buffer_create(
@@ -63,8 +78,13 @@ std::vector<ZipEntry> read_zip(const QByteArray& bytes, const QString& path) {
         zip_error_fini(&error);
         throw FileError(file, "is not a Word document: not a readable zip archive (" + what + ")");
     }
-    std::vector<ZipEntry> entries;
     const zip_int64_t n = zip_get_num_entries(archive.get(), 0);
+    if (n <= 0) throw FileError(file, "is not a Word document: the zip archive is empty");
+    // Every member's size is checked before anything is unpacked. libzip never unpacks more
+    // than the size a member declares (zip_fread stops there), so the declared sizes bound
+    // what is read.
+    std::vector<ZipEntry> entries;
+    std::vector<zip_uint64_t> sizes;
     std::uint64_t total = 0;
     for (zip_int64_t i = 0; i < n; ++i) {
         zip_stat_t st;
@@ -80,25 +100,41 @@ std::vector<ZipEntry> read_zip(const QByteArray& bytes, const QString& path) {
         if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
             throw FileError(file, "is encrypted (password protected); mtdesk cannot read it");
         total += st.size;
-        if (total > (std::uint64_t{1} << 30))
-            throw FileError(file, "unpacks to more than 1 GiB; that is not a plain document");
-        if (!e.directory) {
-            std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> f(
-                zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
-            if (!f)
-                throw FileError(file, "zip member " + e.name +
-                                          " cannot be read: " + zip_strerror(archive.get()));
-            e.data.resize(st.size);
-            const zip_int64_t got = zip_fread(f.get(), e.data.data(), st.size);
-            if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
-                throw FileError(file, "zip member " + e.name + " is damaged");
-        }
+        if (total > kMaxUnpacked)
+            throw FileError(file, "unpacks to more than " + size_text(kMaxUnpacked) +
+                                      "; that is not a plain document");
+        const bool xml = e.name.ends_with(".xml") || e.name.ends_with(".rels");
+        if (xml && st.size > kMaxXmlPart)
+            throw FileError(file, "zip member " + e.name + " unpacks to " + size_text(st.size) +
+                                      "; mtdesk reads Word parts of at most " +
+                                      size_text(kMaxXmlPart));
+        if (st.size > kRatioFrom && st.size / std::max<zip_uint64_t>(st.comp_size, 1) > kMaxRatio)
+            throw FileError(file, "zip member " + e.name + " unpacks to " + size_text(st.size) +
+                                      " from " + size_text(st.comp_size) + ", more than " +
+                                      std::to_string(kMaxRatio) +
+                                      " times its packed size: not a plain document");
         entries.push_back(std::move(e));
+        sizes.push_back(st.size);
+    }
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        ZipEntry& e = entries[i];
+        if (e.directory) continue;
+        std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> f(
+            zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
+        if (!f)
+            throw FileError(
+                file, "zip member " + e.name + " cannot be read: " + zip_strerror(archive.get()));
+        e.data.resize(sizes[i]);
+        const zip_int64_t got = zip_fread(f.get(), e.data.data(), sizes[i]);
+        if (got < 0 || static_cast<zip_uint64_t>(got) != sizes[i])
+            throw FileError(file, "zip member " + e.name + " is damaged");
     }
     return entries;
 }
 
-QByteArray write_zip(const std::vector<ZipEntry>& entries) {
+// The archive of `entries`, with the data of those in `replaced` (by index) replaced.
+QByteArray write_zip(const std::vector<ZipEntry>& entries,
+                     const std::map<std::size_t, std::string>& replaced) {
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
@@ -113,12 +149,15 @@ QByteArray write_zip(const std::vector<ZipEntry>& entries) {
         zip_discard(archive);
         throw Error(message);
     };
-    for (const ZipEntry& e : entries) {
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+        const ZipEntry& e = entries[k];
+        const auto r = replaced.find(k);
+        const std::string& bytes = r == replaced.end() ? e.data : r->second;
         zip_int64_t index = -1;
         if (e.directory) {
             index = zip_dir_add(archive, e.name.c_str(), ZIP_FL_ENC_UTF_8);
         } else {
-            zip_source_t* data = zip_source_buffer(archive, e.data.data(), e.data.size(), 0);
+            zip_source_t* data = zip_source_buffer(archive, bytes.data(), bytes.size(), 0);
             if (!data) fail(e.name);
             index = zip_file_add(archive, e.name.c_str(), data, ZIP_FL_ENC_UTF_8);
             if (index < 0) {
@@ -255,11 +294,22 @@ class PartReader {
         return false;
     }
 
-    void traverse(const pugi::xml_node& node) {
-        for (const pugi::xml_node child : node.children()) {
-            if (child.type() != pugi::node_element) continue;
-            if (is(child, "p")) paragraph(child);
-            traverse(child);  // paragraphs in text boxes inside this one
+    // Every paragraph under `root`, in document order, and then the paragraphs in text boxes
+    // inside it. A loop, not recursion: elements can be nested many thousands deep.
+    void traverse(const pugi::xml_node& root) {
+        pugi::xml_node n = root.first_child();
+        while (n) {
+            if (n.type() == pugi::node_element) {
+                if (is(n, "p")) paragraph(n);
+                if (n.first_child()) {
+                    n = n.first_child();
+                    continue;
+                }
+            }
+            while (n != root && !n.next_sibling())
+                n = n.parent();
+            if (n == root) break;
+            n = n.next_sibling();
         }
     }
 
@@ -275,18 +325,30 @@ class PartReader {
     }
 
     // Runs and what cuts segments, in document order, under `node` (not in nested paragraphs,
-    // deleted text or properties).
+    // deleted text or properties). Containers of runs are entered with a stack of our own, as
+    // they can be nested many thousands deep.
     void collect(const pugi::xml_node& node, const pugi::xml_node& container,
                  std::vector<Item>& items) {
-        for (const pugi::xml_node child : node.children()) {
+        struct Level {
+            pugi::xml_node next;       // the next child to look at
+            pugi::xml_node container;  // what the runs at this level are in
+        };
+        std::vector<Level> stack{{node.first_child(), container}};
+        while (!stack.empty()) {
+            const pugi::xml_node child = stack.back().next;
+            if (!child) {
+                stack.pop_back();
+                continue;
+            }
+            stack.back().next = child.next_sibling();
             if (child.type() != pugi::node_element) continue;
             if (is(child, "p")) {
                 items.push_back({});
             } else if (is(child, "r")) {
-                run(child, container, items);
+                run(child, stack.back().container, items);
             } else if (is_any(child, {"hyperlink", "ins", "moveTo", "smartTag", "fldSimple", "sdt",
                                       "sdtContent", "customXml", "dir", "bdo"})) {
-                collect(child, child, items);  // containers of runs
+                stack.push_back({child.first_child(), child});  // containers of runs
             } else if (is_any(child,
                               {"pPr", "rPr", "del", "moveFrom", "sdtPr", "sdtEndPr", "proofErr",
                                "bookmarkStart", "bookmarkEnd", "commentRangeStart",
@@ -524,6 +586,8 @@ std::string rewrite_part(const std::string& xml, const Part& part,
 class DocxFormat : public DocumentFormat {
   public:
     std::vector<std::string> extensions() const override { return {"docx"}; }
+    // Images make documents large; read_zip() limits what is unpacked.
+    qint64 max_file_size() const override { return qint64{1} << 30; }
 
     Document read(const QByteArray& bytes, const QString& path) const override {
         const std::string file = path.toStdString();
@@ -580,7 +644,7 @@ class DocxFormat : public DocumentFormat {
     QByteArray write(const Document& doc,
                      const std::vector<std::string>& translations) const override {
         const DocxState* state = &checked_state<DocxState>(doc, translations, "a Word document");
-        std::vector<ZipEntry> entries = state->entries;
+        std::map<std::size_t, std::string> replaced;  // new data of the translated parts
         for (const Part& part : state->parts) {
             std::map<std::size_t, std::string> texts;
             for (const Stretch& s : part.stretches) {
@@ -589,13 +653,13 @@ class DocxFormat : public DocumentFormat {
                 if (translation != doc.segments[i]) place(s, doc.segments[i], translation, texts);
             }
             if (texts.empty()) continue;
-            ZipEntry& e = entries[part.entry];
-            e.data = rewrite_part(e.data, part, texts);
+            const ZipEntry& e = state->entries[part.entry];
+            const std::string& data = replaced[part.entry] = rewrite_part(e.data, part, texts);
             pugi::xml_document check;
-            if (!check.load_buffer(e.data.data(), e.data.size()))
+            if (!check.load_buffer(data.data(), data.size()))
                 throw Error("internal error: the translated " + e.name + " is not well-formed");
         }
-        return write_zip(entries);
+        return write_zip(state->entries, replaced);
     }
 };
 

@@ -18,19 +18,21 @@
 //
 // Attributes translated: title, alt, placeholder, aria-label, the value of <input> buttons and
 // the content of <meta name="description">. The output is UTF-8; a <meta> charset naming another
-// encoding is rewritten (or one is added when the source had none), so is the encoding an XML
-// declaration at the very start names (XHTML), and <html lang> becomes the target language. A
-// segment whose translation is the source text is written exactly as it was (entities and line
-// breaks included), so write(read(x), segments) == x for UTF-8 files.
+// encoding is rewritten (or one is added when the source had none; closed, "<meta ... />", in
+// XHTML), so is the encoding an XML declaration at the very start names (XHTML), and <html lang>
+// becomes the target language. A segment whose translation is the source text is written
+// exactly as it was (entities and line breaks included), so write(read(x), segments) == x for
+// UTF-8 files.
 
+#include <QFileInfo>
 #include <QStringDecoder>
 
 #include <algorithm>
-#include <regex>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "documents/formats.h"
+#include "documents/pattern.h"
 #include "documents/tagged.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/prompt.h"
@@ -433,6 +435,7 @@ class Reader {
 
     bool charset_changed = false;  ///< the source was not UTF-8: meta charset says UTF-8 now
     bool add_meta = false;         ///< no meta charset: add one (after <head>, or <html>, or first)
+    bool xml_syntax = false;       ///< XHTML: an added element must be closed ("<meta .../>")
 
     void run() {
         if (add_meta) {
@@ -453,7 +456,7 @@ class Reader {
             else if (first != std::string::npos && l.compare(first, 9, "<!doctype") == 0)
                 add_meta_at_ = "!doctype";
             if (add_meta_at_.empty()) {
-                emit_literal(kMeta);
+                emit_literal(meta());
                 add_meta = false;
             }
         }
@@ -489,7 +492,9 @@ class Reader {
     }
 
   private:
-    static constexpr std::string_view kMeta = "<meta charset=\"UTF-8\">";
+    std::string_view meta() const {
+        return xml_syntax ? "<meta charset=\"UTF-8\"/>" : "<meta charset=\"UTF-8\">";
+    }
 
     std::size_t literal_until(std::size_t pos, std::string_view end, const char* what) {
         const std::size_t close = text_.find(end, pos + 2);
@@ -499,7 +504,7 @@ class Reader {
         flush();
         emit_literal(text_.substr(pos, close + end.size() - pos));
         if (add_meta && add_meta_at_ == "!doctype") {
-            emit_literal(kMeta);
+            emit_literal(meta());
             add_meta = false;
         }
         return close + end.size();
@@ -509,15 +514,12 @@ class Reader {
     // it declares becomes UTF-8 (in the same quotes), as the output is. Returns the position
     // after it.
     std::size_t xml_declaration() {
-        static const std::regex encoding(R"(\sencoding\s*=\s*("[^"]*"|'[^']*'))");
+        static const Pattern encoding(R"(\sencoding\s*=\s*("[^"]*"|'[^']*'))");
         const std::size_t close = text_.find('>');
         if (close == std::string_view::npos) fail_at(path_, 1, "a declaration never ends (no '>')");
         std::string declaration(text_.substr(0, close + 1));
-        std::smatch m;
-        if (std::regex_search(declaration, m, encoding))
-            declaration.replace(static_cast<std::size_t>(m.position(1)),
-                                static_cast<std::size_t>(m.length(1)),
-                                quoted_like(m.str(1), "UTF-8"));
+        if (const std::optional<PatternMatch> m = encoding.search(declaration))
+            declaration.replace(m->position(1), m->length(1), quoted_like(m->str(1), "UTF-8"));
         emit_literal(declaration);
         return close + 1;
     }
@@ -545,6 +547,7 @@ class Reader {
 
     int new_segment(std::string text, HtmlSegment info) {
         const int index = static_cast<int>(doc_.segments.size());
+        check_segment_limit(doc_);
         doc_.segments.push_back(std::move(text));
         state_.segments.push_back(std::move(info));
         return index;
@@ -609,7 +612,7 @@ class Reader {
         }
         append_literal(pieces, text_.substr(at, tag.end - at));
         if (add_meta && !tag.closing && tag.name == add_meta_at_) {
-            append_literal(pieces, kMeta);
+            append_literal(pieces, meta());
             add_meta = false;
         }
         return pieces;
@@ -965,6 +968,15 @@ DecodedText decode_html(const QByteArray& bytes, const QString& path) {
     return {text.toStdString(), false, charset};
 }
 
+// Whether the file is XHTML (XML syntax): named .xhtml, or with an XML declaration or the
+// XHTML namespace.
+bool is_xhtml(std::string_view text, const QString& path) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    return QFileInfo(path).suffix().compare(QLatin1String("xhtml"), Qt::CaseInsensitive) == 0 ||
+           (first != std::string_view::npos && text.substr(first).starts_with("<?xml")) ||
+           text.find("http://www.w3.org/1999/xhtml") != std::string_view::npos;
+}
+
 class HtmlFormat : public DocumentFormat {
   public:
     std::vector<std::string> extensions() const override { return {"html", "htm", "xhtml"}; }
@@ -978,6 +990,7 @@ class HtmlFormat : public DocumentFormat {
         reader.charset_changed = decoded.encoding != "UTF-8";
         reader.add_meta =
             reader.charset_changed && meta_charset(QByteArray::fromStdString(decoded.text)).empty();
+        reader.xml_syntax = is_xhtml(decoded.text, path);
         reader.run();
         doc.state = state;
         return doc;

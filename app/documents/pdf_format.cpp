@@ -121,6 +121,8 @@ std::vector<QString> paragraphs(const std::vector<Line>& lines) {
 class PdfFormat : public DocumentFormat {
   public:
     std::vector<std::string> extensions() const override { return {"pdf"}; }
+    // Scanned pages make PDFs large; only their text is kept in memory.
+    qint64 max_file_size() const override { return qint64{1} << 30; }
     std::string output_extension() const override { return "txt"; }
 
     Document read(const QByteArray& bytes, const QString& path) const override {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
-#include <regex>
 
+#include "documents/pattern.h"
 #include "mtdesk/error.h"
 
 namespace mtdesk::app::documents {
@@ -11,7 +11,7 @@ namespace mtdesk::app::documents {
 std::vector<std::string> placeholders(std::string_view text) {
     // One alternative per kind, most specific first: code spans, URLs, printf (with position or
     // name), Qt's %1 / %L1 / %n / %Ln, brace fields, tags, Markdown's ** and __.
-    static const std::regex re(
+    static const Pattern re(
         R"(`[^`\n]+`)"
         R"(|(?:https?|ftp)://[^\s<>"'`]*[^\s<>"'`.,;:!?)\]]|mailto:[^\s<>"'`]+[A-Za-z0-9])"
         R"(|%(?:\d+\$)?(?:\([A-Za-z_][A-Za-z0-9_]*\))?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?)"
@@ -22,9 +22,8 @@ std::vector<std::string> placeholders(std::string_view text) {
         // Markdown strong emphasis markers: "**file**" that comes back as "** Datei" lost one.
         R"(|\*\*|__)");
     std::vector<std::string> out;
-    const std::string s(text);
-    for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it)
-        out.push_back(it->str());
+    for (const PatternMatch& m : re.find_all(text))
+        out.emplace_back(m.str(0));
     std::sort(out.begin(), out.end());
     return out;
 }

@@ -6,17 +6,20 @@ namespace mtdesk::app::documents {
 
 namespace {
 
-constexpr std::string_view kOne = "0";
-constexpr std::string_view kNotOne = "(n != 1)";
-constexpr std::string_view kAboveOne = "(n > 1)";
+// For each kind: nplurals, the expression, the form of n == 1, whether it is for 1 only.
+constexpr PluralForms kOne{1, "0", 0, false};
+constexpr PluralForms kNotOne{2, "(n != 1)", 0, true};
+constexpr PluralForms kAboveOne{2, "(n > 1)", 0, false};  // form 0: 0 and 1
 // Russian, Ukrainian: 1, 21, 31 ... / 2-4, 22-24 ... / the rest.
-constexpr std::string_view kEastSlavic =
-    "(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2)";
-constexpr std::string_view kPolish =
-    "(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2)";
-constexpr std::string_view kCzech = "(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2";
-constexpr std::string_view kArabic =
-    "(n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5)";
+constexpr PluralForms kEastSlavic{
+    3, "(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2)", 0,
+    false};
+constexpr PluralForms kPolish{
+    3, "(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2)", 0, true};
+constexpr PluralForms kCzech{3, "(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2", 0, true};
+// Form 0 is n == 0, form 1 is n == 1.
+constexpr PluralForms kArabic{
+    6, "(n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 ? 4 : 5)", 1, true};
 
 struct Row {
     std::string_view code;
@@ -24,20 +27,26 @@ struct Row {
 };
 
 constexpr std::array kTable{
-    Row{"zh", {1, kOne}},        Row{"zh-Hant", {1, kOne}},   Row{"yue", {1, kOne}},
-    Row{"ja", {1, kOne}},        Row{"ko", {1, kOne}},        Row{"vi", {1, kOne}},
-    Row{"th", {1, kOne}},        Row{"ms", {1, kOne}},        Row{"id", {1, kOne}},
-    Row{"km", {1, kOne}},        Row{"my", {1, kOne}},        Row{"bo", {1, kOne}},
-    Row{"ug", {1, kOne}},        Row{"en", {2, kNotOne}},     Row{"de", {2, kNotOne}},
-    Row{"es", {2, kNotOne}},     Row{"it", {2, kNotOne}},     Row{"nl", {2, kNotOne}},
-    Row{"pt", {2, kNotOne}},     Row{"tr", {2, kNotOne}},     Row{"hi", {2, kNotOne}},
-    Row{"gu", {2, kNotOne}},     Row{"ur", {2, kNotOne}},     Row{"te", {2, kNotOne}},
-    Row{"mr", {2, kNotOne}},     Row{"he", {2, kNotOne}},     Row{"bn", {2, kNotOne}},
-    Row{"ta", {2, kNotOne}},     Row{"kk", {2, kNotOne}},     Row{"mn", {2, kNotOne}},
-    Row{"fr", {2, kAboveOne}},   Row{"tl", {2, kAboveOne}},   Row{"fa", {2, kAboveOne}},
-    Row{"ru", {3, kEastSlavic}}, Row{"uk", {3, kEastSlavic}}, Row{"pl", {3, kPolish}},
-    Row{"cs", {3, kCzech}},      Row{"ar", {6, kArabic}},
+    Row{"zh", kOne},      Row{"zh-Hant", kOne},   Row{"yue", kOne},       Row{"ja", kOne},
+    Row{"ko", kOne},      Row{"vi", kOne},        Row{"th", kOne},        Row{"ms", kOne},
+    Row{"id", kOne},      Row{"km", kOne},        Row{"my", kOne},        Row{"bo", kOne},
+    Row{"ug", kOne},      Row{"en", kNotOne},     Row{"de", kNotOne},     Row{"es", kNotOne},
+    Row{"it", kNotOne},   Row{"nl", kNotOne},     Row{"pt", kNotOne},     Row{"tr", kNotOne},
+    Row{"hi", kNotOne},   Row{"gu", kNotOne},     Row{"ur", kNotOne},     Row{"te", kNotOne},
+    Row{"mr", kNotOne},   Row{"he", kNotOne},     Row{"bn", kNotOne},     Row{"ta", kNotOne},
+    Row{"kk", kNotOne},   Row{"mn", kNotOne},     Row{"fr", kAboveOne},   Row{"tl", kAboveOne},
+    Row{"fa", kAboveOne}, Row{"ru", kEastSlavic}, Row{"uk", kEastSlavic}, Row{"pl", kPolish},
+    Row{"cs", kCzech},    Row{"ar", kArabic},
 };
+
+// Where Qt's numerus table (qttools, src/linguist/shared/numerus.cpp) differs from gettext's
+// rules: Qt gives Turkish and Persian one form, Khmer and Uyghur two. lrelease drops or adds
+// forms to match its table, so .ts files follow Qt.
+struct QtRow {
+    std::string_view code;
+    int forms;
+};
+constexpr std::array kQtDifferences{QtRow{"tr", 1}, QtRow{"fa", 1}, QtRow{"km", 2}, QtRow{"ug", 2}};
 
 }  // namespace
 
@@ -48,6 +57,13 @@ std::string PluralForms::header_value() const {
 std::optional<PluralForms> gettext_plural_forms(std::string_view language) {
     for (const Row& r : kTable)
         if (r.code == language) return r.forms;
+    return std::nullopt;
+}
+
+std::optional<int> qt_numerus_forms(std::string_view language) {
+    for (const QtRow& r : kQtDifferences)
+        if (r.code == language) return r.forms;
+    if (const std::optional<PluralForms> f = gettext_plural_forms(language)) return f->nplurals;
     return std::nullopt;
 }
 

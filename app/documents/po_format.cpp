@@ -1,9 +1,9 @@
 // gettext .po / .pot: msgid kept, empty msgstr filled.
 //
 // Untranslated entries (every msgstr empty) become segments: msgid, and msgid_plural for
-// plural entries (msgstr[0] gets the msgid's translation, msgstr[1..n] the plural's; there are
-// as many as the target language has, its Plural-Forms in the header, unless the catalog has
-// translated plural entries already, whose forms then stay). The
+// plural entries (the form of n == 1 gets the msgid's translation, the others the plural's, see
+// output_slots(); there are as many as the target language has, its Plural-Forms in the
+// header, unless the catalog has translated plural entries already, whose forms then stay). The
 // header entry, translated entries, obsolete entries (#~) and all comments, flags, msgctxt and
 // previous-msgid lines stay as they are. A translation that loses or adds a placeholder (%s,
 // %d, %1, %(name)s, {name}, <tag>) or a line break is never written as is: the entry gets the
@@ -16,9 +16,9 @@
 #include <QStringDecoder>
 
 #include <algorithm>
-#include <regex>
 
 #include "documents/formats.h"
+#include "documents/pattern.h"
 #include "documents/plural_forms.h"
 #include "mtdesk/error.h"
 
@@ -168,7 +168,7 @@ std::pair<std::size_t, std::size_t> charset_span(std::string_view header) {
 // written ("ISO-8859-1"); "" when it declares none, or the template's placeholder "CHARSET".
 // Read from the bytes as they are, as gettext does: the header is ASCII in any charset.
 std::string declared_charset(std::string_view bytes) {
-    static const std::regex header_msgid(R"(msgid[ \t]+""[ \t\r]*)");
+    static const Pattern header_msgid(R"(msgid[ \t]+""[ \t\r]*)");
     enum { Before, Msgid, Msgstr } at = Before;
     std::string msgstr;  // the header's msgstr lines, still quoted
     for (const Line& line : split_lines(bytes)) {
@@ -179,7 +179,7 @@ std::string declared_charset(std::string_view bytes) {
             if (at == Msgstr) msgstr += l;
             if (at == Msgid && l.find_first_not_of("\" \t\r") != std::string_view::npos)
                 return {};  // msgid "" "text": not the header
-        } else if (at == Before && std::regex_match(std::string(l), header_msgid)) {
+        } else if (at == Before && header_msgid.matches(l)) {
             at = Msgid;
         } else if (at == Msgid && l.starts_with("msgstr") && !l.starts_with("msgstr[")) {
             at = Msgstr;
@@ -278,14 +278,13 @@ std::string output_header(std::string fields, const std::string& language,
 /// (in order), and the rest (positional %1, %(name)s, {name}, tags, line breaks) in any order.
 std::pair<std::vector<std::string>, std::vector<std::string>> po_placeholders(
     const std::string& text) {
-    static const std::regex re(
+    static const Pattern re(
         R"(%(\d+\$)?(\([A-Za-z_][A-Za-z0-9_]*\))?[-+ #0']*(\d+|\*)?(\.(\d+|\*))?(hh|h|ll|l|L|q|j|z|t|I64|I32)?[diouxXeEfFgGcrsaAp%]|%L?\d+|\{[A-Za-z0-9_.:!\[\]]*\}|</?[A-Za-z][^<>]*>|\n)");
     std::vector<std::string> ordered, unordered;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
-         ++it) {
-        const std::string m = it->str();
+    for (const PatternMatch& match : re.find_all(text)) {
+        const std::string m(match.str(0));
         const bool positional =
-            (*it)[1].matched || (*it)[2].matched || m[0] != '%' ||
+            match.matched(1) || match.matched(2) || m[0] != '%' ||
             (m.size() > 1 && (std::isdigit(static_cast<unsigned char>(m.back())) || m[1] == 'L'));
         (positional ? unordered : ordered).push_back(m);
     }
@@ -370,7 +369,7 @@ class PoFormat : public DocumentFormat {
         Document doc;
         if (decoded.had_bom) state->entries.push_back(literal_entry("\xEF\xBB\xBF"));
 
-        static const std::regex keyword_re(R"((msgctxt|msgid|msgid_plural|msgstr(\[\d+\])?)\b.*)");
+        static const Pattern keyword_re(R"((msgctxt|msgid|msgid_plural|msgstr(\[\d+\])?)\b.*)");
         std::size_t i = 0;
         while (i < lines.size()) {
             if (is_blank(lines[i].content)) {
@@ -395,8 +394,7 @@ class PoFormat : public DocumentFormat {
                     items.back().last = i;
                 } else {
                     const std::string s(l);
-                    if (!std::regex_match(s, keyword_re))
-                        fail_at(path, i + 1, "unknown line '" + s + "'");
+                    if (!keyword_re.matches(s)) fail_at(path, i + 1, "unknown line '" + s + "'");
                     const std::size_t sp = s.find_first_of(" \t\"");
                     const std::string kw = s.substr(0, sp);
                     const bool is_str = kw.starts_with("msgstr");
@@ -443,7 +441,7 @@ class PoFormat : public DocumentFormat {
                 flags = flags.empty() ? "#, fuzzy" : flags + ", fuzzy";
             if (!flags.empty()) out += flags + e.flags_eol;
             out += e.body;
-            for (const MsgstrSlot& s : output_slots(e, forms)) {
+            for (const MsgstrSlot& s : output_slots(e, doc, forms)) {
                 const std::size_t k = static_cast<std::size_t>(s.segment);
                 const std::string& value = ok ? translations[k] : doc.segments[k];
                 out += format_keyword(s.keyword, s.prefix + value + s.suffix, s.eol);
@@ -455,10 +453,13 @@ class PoFormat : public DocumentFormat {
 
   private:
     // The msgstr lines an entry is written with: its own, except that a plural entry gets as
-    // many forms as `forms` (the target language's) has, the header saying so:
-    // msgstr[0] the singular's translation (the plural's where there is one form only), every
-    // other form the plural's.
-    static std::vector<MsgstrSlot> output_slots(const PoEntry& e,
+    // many forms as `forms` (the target language's) has, the header saying so. The form of
+    // n == 1 gets the singular's translation, every other form the plural's. Where the form of
+    // 1 also stands for other numbers (Russian 21, 31, ...; French 0) and the singular lacks a
+    // placeholder of the plural ("One file" / "%d files"), it gets the plural's too: else the
+    // number would be missing there (msgfmt --check refuses that). A language with one form
+    // gets the plural's.
+    static std::vector<MsgstrSlot> output_slots(const PoEntry& e, const Document& doc,
                                                 const std::optional<PluralForms>& forms) {
         if (!forms || !is_plural(e)) return e.targets;
         const MsgstrSlot* singular = &e.targets.front();
@@ -470,10 +471,16 @@ class PoFormat : public DocumentFormat {
                 other = &s;
         }
         if (!other) other = singular;
+        auto source = [&](const MsgstrSlot* s) {
+            return s->prefix + doc.segments[static_cast<std::size_t>(s->segment)] + s->suffix;
+        };
+        const bool singular_for_one =
+            forms->nplurals > 1 && (forms->one_only || po_placeholders(source(singular)) ==
+                                                           po_placeholders(source(other)));
         const std::string eol = e.targets.front().eol.empty() ? "\n" : e.targets.front().eol;
         std::vector<MsgstrSlot> out;
         for (int k = 0; k < forms->nplurals; ++k) {
-            MsgstrSlot s = k == 0 && forms->nplurals > 1 ? *singular : *other;
+            MsgstrSlot s = k == forms->one && singular_for_one ? *singular : *other;
             s.keyword = "msgstr[" + std::to_string(k) + "]";
             s.eol = k + 1 < forms->nplurals ? eol : e.targets.back().eol;
             out.push_back(std::move(s));

@@ -12,9 +12,8 @@
 // markers (**, _, ~~) stay inside the segment: the model sees them and usually keeps them,
 // which translates "a **bold** word" as one sentence instead of three fragments.
 
-#include <regex>
-
 #include "documents/formats.h"
+#include "documents/pattern.h"
 
 namespace mtdesk::app::documents {
 namespace {
@@ -67,12 +66,11 @@ std::size_t fence_length(std::string_view line, char& ch) {
 // Block prefix kept outside the segment: indentation, blockquote '>', heading '#', list
 // markers ("-", "*", "+", "1.", "1)") and task boxes ("[ ]").
 std::size_t block_prefix(std::string_view line) {
-    static const std::regex re(
-        R"(^[ \t]*(?:>[ \t]?)*[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?)");
-    std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_search(line.begin(), line.end(), m, re))
-        return static_cast<std::size_t>(m.length(0));
-    return 0;
+    // Possessive (*+): a long run of '>' keeps no backtracking state.
+    static const Pattern re(
+        R"(^[ \t]*+(?:>[ \t]?+)*+[ \t]*+(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+)?(?:\[[ xX]\][ \t]+)?)");
+    const std::optional<PatternMatch> m = re.search(line);
+    return m ? m->length(0) : 0;
 }
 
 class MarkdownFormat : public DocumentFormat {
@@ -81,22 +79,21 @@ class MarkdownFormat : public DocumentFormat {
     Document read(const QByteArray& bytes, const QString& path) const override {
         std::string text;
         Document doc = start_document(bytes, path, text);
-        static const std::regex link_definition(R"(^ {0,3}\[[^\]]+\]:[ \t].*)");
-        static const std::regex front_matter_end(R"(^(---|\.\.\.)[ \t]*$)");
+        static const Pattern link_definition(R"( {0,3}\[[^\]]+\]:[ \t].*)");
+        static const Pattern front_matter_end(R"((---|\.\.\.)[ \t]*)");
         const std::vector<Line> lines = split_lines(text);
         char fence_char = 0;
         std::size_t fence_len = 0;  // > 0: inside a fenced code block
         bool in_comment = false, prev_blank = true, prev_code = false, in_front_matter = false;
         for (std::size_t n = 0; n < lines.size(); ++n) {
             const std::string_view line = lines[n].content;
-            const std::string s(line);
             bool literal = false, code = false;
             if (n == 0 && line == "---") {
                 in_front_matter = true;
                 literal = true;
             } else if (in_front_matter) {
                 literal = true;
-                if (std::regex_match(s, front_matter_end)) in_front_matter = false;
+                if (front_matter_end.matches(line)) in_front_matter = false;
             } else if (fence_len > 0) {
                 literal = true;
                 char c = 0;
@@ -118,7 +115,7 @@ class MarkdownFormat : public DocumentFormat {
                        line.find("-->", line.find("<!--")) == std::string_view::npos) {
                 literal = true;
                 in_comment = true;
-            } else if (std::regex_match(s, link_definition)) {
+            } else if (link_definition.matches(line)) {
                 literal = true;
             }
             if (literal) {
@@ -152,28 +149,45 @@ class MarkdownFormat : public DocumentFormat {
 
 // ---- subtitles
 
-using Match = std::match_results<std::string_view::const_iterator>;
-
 // A cue timing line's minutes and seconds (groups 1 to 4 of `m`) go up to 59. An end before
 // the start is left alone: real files have that.
-void check_minutes_and_seconds(const Match& m, std::string_view line, const QString& path,
+void check_minutes_and_seconds(const PatternMatch& m, std::string_view line, const QString& path,
                                std::size_t line_no) {
     for (int g = 1; g <= 4; ++g)
-        if (std::stoi(m.str(g)) >= 60)
+        if (std::stoi(std::string(m.str(g))) >= 60)
             fail_at(path, line_no,
                     "malformed cue timing '" + std::string(line) +
                         "': minutes and seconds go up to 59");
 }
 
-bool matches(std::string_view s, const std::regex& re) {
-    Match m;
-    return std::regex_match(s.begin(), s.end(), m, re);
+// Whether `line` was meant as a cue timing: it starts with a time ("00:00:01,000 -> ..." with
+// a broken arrow is a malformed timing, not cue text).
+bool timing_like(std::string_view line) {
+    static const Pattern time(R"([ \t]*\d+:\d.*)");
+    return time.matches(line);
+}
+
+// A line of WebVTT cue text: its timestamp tags ("<00:00:08.000>", karaoke timing) stay
+// literal, like its other tags; the text between them goes to add_inline().
+void add_vtt_cue_line(Document& doc, std::string_view line) {
+    static const Pattern timestamp(R"(<(?:\d+:)?\d{2}:\d{2}\.\d{3}>)");
+    std::size_t at = 0;
+    for (const PatternMatch& m : timestamp.find_all(line)) {
+        doc.add_inline(line.substr(at, m.position(0) - at));
+        doc.add_literal(m.str(0));
+        at = m.position(0) + m.length(0);
+    }
+    doc.add_inline(line.substr(at));
 }
 
 // Cue text lines: one segment per line (markup tags kept), up to the next blank line.
-std::size_t add_cue_text(Document& doc, const std::vector<Line>& lines, std::size_t i) {
+std::size_t add_cue_text(Document& doc, const std::vector<Line>& lines, std::size_t i,
+                         bool vtt = false) {
     while (i < lines.size() && !is_blank(lines[i].content)) {
-        doc.add_inline(lines[i].content);
+        if (vtt)
+            add_vtt_cue_line(doc, lines[i].content);
+        else
+            doc.add_inline(lines[i].content);
         doc.add_literal(lines[i].eol);
         ++i;
     }
@@ -184,11 +198,11 @@ class SrtFormat : public DocumentFormat {
   public:
     std::vector<std::string> extensions() const override { return {"srt"}; }
     Document read(const QByteArray& bytes, const QString& path) const override {
-        static const std::regex index(R"([ \t]*\d+[ \t]*)");
+        static const Pattern index(R"([ \t]*\d+[ \t]*)");
         // Minutes and seconds of the start and the end in groups 1 to 4; milliseconds have
         // three digits at most.
-        static const std::regex timing(R"([ \t]*\d+:(\d{2}):(\d{2})[,.]\d{1,3}[ \t]+-->)"
-                                       R"([ \t]+\d+:(\d{2}):(\d{2})[,.]\d{1,3}([ \t].*)?)");
+        static const Pattern timing(R"([ \t]*\d+:(\d{2}):(\d{2})[,.]\d{1,3}[ \t]+-->)"
+                                    R"([ \t]+\d+:(\d{2}):(\d{2})[,.]\d{1,3}([ \t].*)?)");
         std::string text;
         Document doc = start_document(bytes, path, text);
         const std::vector<Line> lines = split_lines(text);
@@ -202,19 +216,20 @@ class SrtFormat : public DocumentFormat {
                 ++i;
                 continue;
             }
-            const bool is_index = matches(line, index);
+            const bool is_index = index.matches(line);
             const std::size_t t = is_index ? i + 1 : i;
             const bool has_arrow =
-                t < lines.size() && lines[t].content.find("-->") != std::string_view::npos;
+                t < lines.size() && (lines[t].content.find("-->") != std::string_view::npos ||
+                                     (is_index && timing_like(lines[t].content)));
             if (has_arrow || is_index) {
-                Match m;
-                if (t >= lines.size() ||
-                    !std::regex_match(lines[t].content.begin(), lines[t].content.end(), m, timing))
+                const std::optional<PatternMatch> m =
+                    t < lines.size() ? timing.match(lines[t].content) : std::nullopt;
+                if (!m)
                     fail_at(path, t + 1,
                             has_arrow
                                 ? "malformed cue timing '" + std::string(lines[t].content) + "'"
                                 : "cue " + std::string(line) + " has no timing line");
-                check_minutes_and_seconds(m, lines[t].content, path, t + 1);
+                check_minutes_and_seconds(*m, lines[t].content, path, t + 1);
                 for (std::size_t k = i; k <= t; ++k) {
                     doc.add_literal(lines[k].content);
                     doc.add_literal(lines[k].eol);
@@ -237,9 +252,9 @@ class VttFormat : public DocumentFormat {
     std::vector<std::string> extensions() const override { return {"vtt"}; }
     Document read(const QByteArray& bytes, const QString& path) const override {
         // Minutes and seconds of the start and the end in groups 1 to 4 (hours are optional).
-        static const std::regex timing(R"([ \t]*(?:\d+:)?(\d{2}):(\d{2})\.\d{3}[ \t]+-->)"
-                                       R"([ \t]+(?:\d+:)?(\d{2}):(\d{2})\.\d{3}([ \t].*)?)");
-        static const std::regex special(R"((NOTE|STYLE|REGION)([ \t].*)?)");
+        static const Pattern timing(R"([ \t]*(?:\d+:)?(\d{2}):(\d{2})\.\d{3}[ \t]+-->)"
+                                    R"([ \t]+(?:\d+:)?(\d{2}):(\d{2})\.\d{3}([ \t].*)?)");
+        static const Pattern special(R"((NOTE|STYLE|REGION)([ \t].*)?)");
         std::string text;
         Document doc = start_document(bytes, path, text);
         const std::vector<Line> lines = split_lines(text);
@@ -264,25 +279,30 @@ class VttFormat : public DocumentFormat {
                 ++i;
                 continue;
             }
-            if (matches(line, special)) {
+            if (special.matches(line)) {
                 i = literal_block(i);
                 continue;
             }
-            const bool arrow_here = line.find("-->") != std::string_view::npos;
-            const std::size_t t = arrow_here ? i : i + 1;  // optional cue identifier first
-            Match m;
-            if (t >= lines.size() ||
-                !std::regex_match(lines[t].content.begin(), lines[t].content.end(), m, timing))
+            // The timing, or a cue identifier and then the timing. A line that starts with a time
+            // and is not followed by a timing is a timing, malformed.
+            const bool next_has_arrow =
+                i + 1 < lines.size() && lines[i + 1].content.find("-->") != std::string_view::npos;
+            const bool arrow_here = line.find("-->") != std::string_view::npos ||
+                                    (!next_has_arrow && timing_like(line));
+            const std::size_t t = arrow_here ? i : i + 1;
+            const std::optional<PatternMatch> m =
+                t < lines.size() ? timing.match(lines[t].content) : std::nullopt;
+            if (!m)
                 fail_at(path, t + 1,
                         t < lines.size()
                             ? "malformed cue timing '" + std::string(lines[t].content) + "'"
                             : "cue '" + std::string(line) + "' has no timing line");
-            check_minutes_and_seconds(m, lines[t].content, path, t + 1);
+            check_minutes_and_seconds(*m, lines[t].content, path, t + 1);
             for (std::size_t k = i; k <= t; ++k) {
                 doc.add_literal(lines[k].content);
                 doc.add_literal(lines[k].eol);
             }
-            i = add_cue_text(doc, lines, t + 1);
+            i = add_cue_text(doc, lines, t + 1, true);
         }
         return doc;
     }

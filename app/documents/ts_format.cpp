@@ -4,7 +4,8 @@
 // are all its <numerusform>s. Its translation is marked type="unfinished", as Linguist marks
 // machine and draft translations, so a person reviews it before lrelease uses it (lrelease
 // leaves unfinished messages out unless told otherwise). Plural messages (numerus="yes") get
-// the translation of the source (with its %n) in each <numerusform>. Finished translations,
+// the translation of the source (with its %n) in each <numerusform>, as many as the target
+// language has in Qt's rules (lupdate wrote those of the file's language). Finished translations,
 // drafts, comments, locations and everything else stay byte for byte: the file is parsed with
 // pugixml to find the messages, and only the empty <translation> elements (and the language of
 // <TS>, which becomes the target language) are rewritten in the original text.
@@ -14,9 +15,10 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
-#include <regex>
 
 #include "documents/formats.h"
+#include "documents/pattern.h"
+#include "documents/plural_forms.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/prompt.h"
 
@@ -24,15 +26,29 @@ namespace mtdesk::app::documents {
 namespace {
 
 constexpr int kLanguageSlot = -2;  // a Piece holding <TS language="...">, replaced on write
+constexpr int kNumerusSlot = -3;   // the next TsState::numerus, written on write
+
+// The <translation> of an untranslated plural message. How many <numerusform>s it gets is
+// known on write only: as many as the target language has.
+struct Numerus {
+    int segment = -1;
+    std::string start_tag;               // "<translation ... type=\"unfinished\">"
+    std::vector<std::string> open_tags;  // of the (empty) <numerusform>s it has
+    std::vector<std::string> gaps;       // the text around them: open_tags.size() + 1, or none
+    std::string end_tag;                 // "</translation>"
+};
 
 struct TsState : FormatState {
     std::vector<std::string> prefix, suffix;  // per segment: whitespace around the source text
     bool language_attribute = false;          // <TS> has a language attribute (else one is added)
+    std::string language;                     // its value
+    std::vector<Numerus> numerus;             // in the order of their slots
 };
 
 struct Replacement {
     std::size_t begin = 0, end = 0;  // the text replaced
     std::vector<Piece> pieces;
+    std::optional<Numerus> numerus;  // for a kNumerusSlot piece
 };
 
 std::size_t line_of(std::string_view text, std::size_t offset) {
@@ -87,8 +103,11 @@ Extent extent_of(std::string_view text, const pugi::xml_node& node, const QStrin
 // The start tag `tag` ("<translation ...>" or "<translation/>") with type="unfinished" and
 // without a self-closing slash.
 std::string unfinished_start_tag(std::string tag) {
-    static const std::regex type_attr(R"(\s+type\s*=\s*("[^"]*"|'[^']*'))");
-    tag = std::regex_replace(tag, type_attr, "");
+    static const Pattern type_attr(R"(\s+type\s*=\s*("[^"]*"|'[^']*'))");
+    for (std::size_t at = 0; const std::optional<PatternMatch> m = type_attr.search(tag, at);) {
+        tag.erase(m->position(0), m->length(0));
+        at = m->position(0);
+    }
     std::size_t end = tag.size() - 1;  // '>'
     if (end > 0 && tag[end - 1] == '/') --end;
     while (end > 0 && (tag[end - 1] == ' ' || tag[end - 1] == '\t' || tag[end - 1] == '\n'))
@@ -96,15 +115,18 @@ std::string unfinished_start_tag(std::string tag) {
     return tag.substr(0, end) + " type=\"unfinished\">";
 }
 
-// How many plural forms a language has in Qt's rules, for a plural message whose translation
-// has none yet (lupdate normally writes them): 1 for languages without plural inflection.
-int plural_forms(std::string_view lang) {
-    const std::string base(lang.substr(0, lang.find_first_of("-_")));
-    for (const char* one : {"zh", "yue", "ja", "ko", "vi", "th", "ms", "id", "my", "bo", "km"})
-        if (base == one) return 1;
-    for (const char* three : {"ru", "uk", "be", "pl", "cs", "sk", "hr", "sr", "bs"})
+// How many <numerusform>s Qt (Linguist, lrelease) expects for `lang` ("ru", "de_DE"): those
+// of the target languages (qt_numerus_forms), else Qt's rules for a few more; 2 by default.
+int numerus_forms(std::string_view lang) {
+    std::string code(lang);
+    std::replace(code.begin(), code.end(), '_', '-');
+    for (std::string_view c = code;; c = c.substr(0, c.rfind('-'))) {
+        if (const std::optional<int> n = qt_numerus_forms(c)) return *n;
+        if (c.find('-') == std::string_view::npos) break;
+    }
+    const std::string base = code.substr(0, code.find('-'));
+    for (const char* three : {"be", "sk", "hr", "sr", "bs"})
         if (base == three) return 3;
-    if (base == "ar") return 6;
     return 2;
 }
 
@@ -171,14 +193,14 @@ class TsFormat : public DocumentFormat {
         {
             const Extent ts = extent_of(text, root, path);
             const std::string tag = text.substr(ts.begin, ts.tag_end - ts.begin);
-            static const std::regex lang_attr(R"(\slanguage\s*=\s*("[^"]*"|'[^']*'))");
-            std::smatch m;
+            static const Pattern lang_attr(R"(\slanguage\s*=\s*("[^"]*"|'[^']*'))");
             Replacement r;
-            if (std::regex_search(tag, m, lang_attr)) {
+            if (const std::optional<PatternMatch> m = lang_attr.search(tag)) {
                 state->language_attribute = true;
-                r.begin = ts.begin + static_cast<std::size_t>(m.position(1));
-                r.end = r.begin + static_cast<std::size_t>(m.length(1));
-                r.pieces.push_back({m.str(1), kLanguageSlot});
+                state->language = std::string(m->str(1).substr(1, m->length(1) - 2));
+                r.begin = ts.begin + m->position(1);
+                r.end = r.begin + m->length(1);
+                r.pieces.push_back({std::string(m->str(1)), kLanguageSlot});
             } else {
                 r.begin = r.end = ts.begin + 3;  // after "<TS"
                 r.pieces.push_back({{}, kLanguageSlot});
@@ -213,6 +235,7 @@ class TsFormat : public DocumentFormat {
             const std::size_t b = src.find_first_not_of(" \t\r\n");
             const std::size_t e = src.find_last_not_of(" \t\r\n");
             const int segment = static_cast<int>(doc.segments.size());
+            check_segment_limit(doc);
             doc.segments.push_back(src.substr(b, e + 1 - b));
             state->prefix.push_back(src.substr(0, b));
             state->suffix.push_back(src.substr(e + 1));
@@ -220,30 +243,33 @@ class TsFormat : public DocumentFormat {
             const Extent t = extent_of(text, translation, path);
             const std::string start_tag = text.substr(t.begin, t.tag_end - t.begin);
             const bool numerus = std::string_view(message.attribute("numerus").value()) == "yes";
-            if (!numerus || forms.empty()) {
-                Replacement r{t.begin, t.end, {}};
-                r.pieces.push_back({unfinished_start_tag(start_tag), -1});
-                const int n = numerus ? plural_forms(root.attribute("language").value()) : 1;
-                for (int k = 0; k < n; ++k) {
-                    if (numerus) r.pieces.push_back({"<numerusform>", -1});
-                    r.pieces.push_back({{}, segment});
-                    if (numerus) r.pieces.push_back({"</numerusform>", -1});
-                }
-                r.pieces.push_back({"</translation>", -1});
-                replacements.push_back(std::move(r));
+            if (!numerus) {
+                replacements.push_back(
+                    {t.begin,
+                     t.end,
+                     {{unfinished_start_tag(start_tag), -1}, {{}, segment}, {"</translation>", -1}},
+                     {}});
                 continue;
             }
-            // Plural forms: each <numerusform> filled; the layout between them kept.
-            if (type != "unfinished")
-                replacements.push_back(
-                    {t.begin, t.tag_end, {{unfinished_start_tag(start_tag), -1}}});
+            // Plural forms: each <numerusform> filled, the layout between them kept; written
+            // with as many as the target language has.
+            Numerus n;
+            n.segment = segment;
+            n.start_tag = type == "unfinished" && !t.self_closing ? start_tag
+                                                                  : unfinished_start_tag(start_tag);
+            const std::size_t end_tag = t.self_closing ? t.end : text.rfind("</", t.end - 1);
+            n.end_tag = t.self_closing ? "</translation>" : text.substr(end_tag, t.end - end_tag);
+            std::size_t at = t.tag_end;
             for (const pugi::xml_node& form : forms) {
                 const Extent f = extent_of(text, form, path);
                 std::string open = text.substr(f.begin, f.tag_end - f.begin);
                 if (f.self_closing) open = open.substr(0, open.rfind('/')) + ">";
-                replacements.push_back(
-                    {f.begin, f.end, {{open, -1}, {{}, segment}, {"</numerusform>", -1}}});
+                n.gaps.push_back(text.substr(at, f.begin - at));
+                n.open_tags.push_back(std::move(open));
+                at = f.end;
             }
+            if (!forms.empty()) n.gaps.push_back(text.substr(at, end_tag - at));
+            replacements.push_back({t.begin, t.end, {{{}, kNumerusSlot}}, std::move(n)});
         }
 
         std::sort(replacements.begin(), replacements.end(),
@@ -259,6 +285,7 @@ class TsFormat : public DocumentFormat {
                     doc.skeleton.push_back({{}, -1});  // nothing merges into a slot
                 }
             }
+            if (r.numerus) state->numerus.push_back(*r.numerus);
             at = r.end;
         }
         doc.add_literal(std::string_view(text).substr(at));
@@ -269,9 +296,38 @@ class TsFormat : public DocumentFormat {
     QByteArray write(const Document& doc,
                      const std::vector<std::string>& translations) const override {
         const TsState* state = &checked_state<TsState>(doc, translations, "a Qt Linguist document");
+        // Qt's number of plural forms for the target language (or the file's).
+        const int forms =
+            numerus_forms(doc.target_language.empty() ? state->language : doc.target_language);
+        auto text = [&](int segment) {
+            const auto i = static_cast<std::size_t>(segment);
+            const std::string& t = translations[i];
+            const bool one_line = doc.segments[i].find('\n') == std::string::npos;
+            return escape(state->prefix[i] + (one_line ? single_line(t) : t) + state->suffix[i]);
+        };
+        std::size_t next_numerus = 0;
         std::string out;
         for (const Piece& p : doc.skeleton) {
-            if (p.segment == kLanguageSlot) {
+            if (p.segment == kNumerusSlot) {
+                const Numerus& n = state->numerus.at(next_numerus++);
+                // Without a target, a message keeps the forms it has.
+                const int count = doc.target_language.empty() && !n.open_tags.empty()
+                                      ? static_cast<int>(n.open_tags.size())
+                                      : forms;
+                const std::string value = text(n.segment);
+                out += n.start_tag;
+                for (int k = 0; k < count; ++k) {
+                    const auto i = static_cast<std::size_t>(k);
+                    // The layout of the forms there were; a form more is laid out like the
+                    // second one (or the first).
+                    if (!n.gaps.empty())
+                        out += n.gaps[i < n.open_tags.size() ? i : n.open_tags.size() >= 2];
+                    out += i < n.open_tags.size() ? n.open_tags[i] : std::string("<numerusform>");
+                    out += value + "</numerusform>";
+                }
+                if (!n.gaps.empty()) out += n.gaps.back();
+                out += n.end_tag;
+            } else if (p.segment == kLanguageSlot) {
                 if (doc.target_language.empty())
                     out += p.literal;
                 else {
@@ -284,11 +340,7 @@ class TsFormat : public DocumentFormat {
             } else if (p.segment < 0) {
                 out += p.literal;
             } else {
-                const auto i = static_cast<std::size_t>(p.segment);
-                const std::string& t = translations[i];
-                const bool one_line = doc.segments[i].find('\n') == std::string::npos;
-                out +=
-                    escape(state->prefix[i] + (one_line ? single_line(t) : t) + state->suffix[i]);
+                out += text(p.segment);
             }
         }
         return QByteArray::fromStdString(out);
