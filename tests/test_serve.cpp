@@ -13,6 +13,7 @@
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "mtdesk/translate/languages.h"
@@ -364,6 +365,45 @@ class TestServe : public QObject {
         JSON_EQ(plain.chunks.back()["choices"][0]["finish_reason"], "length");
         for (const json& c : plain.chunks)
             QVERIFY(!c.contains("usage"));
+    }
+
+    // Sampling without a seed draws a new one per request (OpenAI's and vLLM's behaviour);
+    // the same explicit seed gives the same answer. Temperature 1.5 over the whole vocabulary:
+    // eight answers of eight tokens all alike by chance is out of the question.
+    void seedRandomUnlessGiven() {
+        json chat = chat_body(translation_prompt("Save changes before closing?", "de"), false);
+        chat["temperature"] = 1.5;
+        chat["top_p"] = 1;
+        chat["top_k"] = 0;
+        chat["max_tokens"] = 8;
+        json line = {{"text", "Save changes before closing?"},
+                     {"source", "en"},
+                     {"target", "de"},
+                     {"temperature", 1.5},
+                     {"top_p", 1},
+                     {"top_k", 0},
+                     {"max_tokens", 8}};
+        auto chat_answer = [&](const json& b) {
+            const Answer a = post("/v1/chat/completions", b.dump());
+            return a.status == 200 ? a.parsed()["choices"][0]["message"]["content"].dump()
+                                   : "HTTP " + std::to_string(a.status) + " " + a.body;
+        };
+        auto translate_answer = [&](const json& b) {
+            const Answer a = post("/v1/translate", b.dump());
+            return a.status == 200 ? a.parsed()["translation"].dump()
+                                   : "HTTP " + std::to_string(a.status) + " " + a.body;
+        };
+        std::set<std::string> chats, lines;
+        for (int i = 0; i < 8; ++i) {
+            chats.insert(chat_answer(chat));
+            lines.insert(translate_answer(line));
+        }
+        QVERIFY2(chats.size() > 1, chats.begin()->c_str());
+        QVERIFY2(lines.size() > 1, lines.begin()->c_str());
+        chat["seed"] = 1234;
+        line["seed"] = 1234;
+        QCOMPARE(chat_answer(chat), chat_answer(chat));
+        QCOMPARE(translate_answer(line), translate_answer(line));
     }
 
     // /v1/translate: the same line-by-line translation as `mtdesk translate`, with figures and

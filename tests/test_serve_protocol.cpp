@@ -91,7 +91,8 @@ class TestServeProtocol : public QObject {
         QCOMPARE(r.sampling.top_k, 7);
         QCOMPARE(r.sampling.top_p, 0.8f);
         QCOMPARE(r.sampling.repetition_penalty, 1.0f);
-        QCOMPARE(r.sampling.seed, uint64_t{3});
+        // No seed: none (a random one per request), whatever the defaults hold.
+        QVERIFY(!r.sampling.seed);
     }
 
     void chatRequestVariants() {
@@ -119,11 +120,11 @@ class TestServeProtocol : public QObject {
         QCOMPARE(r.sampling.top_p, 0.9f);
         QCOMPARE(r.sampling.top_k, 0);
         QCOMPARE(r.sampling.repetition_penalty, 1.05f);
-        QCOMPARE(r.sampling.seed, uint64_t{42});
+        QCOMPARE(r.sampling.seed.value_or(0), uint64_t{42});
         r = parse_chat_request(
             R"({"messages": [{"role": "user", "content": "x"}], "seed": 18446744073709551615})",
             defaults());
-        QCOMPARE(r.sampling.seed, uint64_t{18446744073709551615ull});
+        QCOMPARE(r.sampling.seed.value_or(0), uint64_t{18446744073709551615ull});
         r = parse_chat_request(R"({"messages": [{"role": "user", "content": "x"}],
                                    "temperature": 1.3})",
                                defaults());
@@ -267,6 +268,10 @@ class TestServeProtocol : public QObject {
         // Left-out sampling: the defaults whole, repetition penalty included (as the CLI).
         QCOMPARE(r.sampling.repetition_penalty, 1.2f);
         QCOMPARE(r.sampling.top_k, 7);
+        QVERIFY(!r.sampling.seed);  // but a random seed, unless the request gives one
+        QCOMPARE(parse_translate_request(R"({"text": "x", "target": "de", "seed": 9})", defaults())
+                     .sampling.seed.value_or(0),
+                 uint64_t{9});
 
         r = parse_translate_request(
             R"({"text": "x", "target": "zh", "source": "auto", "glossary": {"a": "b"},

@@ -310,6 +310,7 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
     refuse_unsupported(j);
     r.sampling = defaults;
     r.sampling.repetition_penalty = 1.0f;
+    r.sampling.seed.reset();  // the request's own, or a random one per request
     read_sampling(j, r.sampling);
     return r;
 }
@@ -333,6 +334,7 @@ TranslateRequest parse_translate_request(std::string_view body, const SamplingPa
     r.casing_guard = bool_field(j, "casing_guard").value_or(true);
     r.sampling = defaults;
     if (bool_field(j, "greedy").value_or(false)) r.sampling = SamplingParams::greedy_decoding();
+    r.sampling.seed.reset();  // the request's own, or a random one per line
     read_sampling(j, r.sampling);
     return r;
 }

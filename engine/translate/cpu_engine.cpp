@@ -10,6 +10,7 @@
 
 #include "mtdesk/error.h"
 #include "mtdesk/runtime/latency_window.h"
+#include "mtdesk/runtime/sampling.h"
 #include "mtdesk/translate/translation_engine.h"
 
 namespace mtdesk {
@@ -40,6 +41,8 @@ class CpuEngine final : public TranslationEngine {
     }
 
     uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        // One seed for every piece of the job (random when the request gave none).
+        job.options.sampling = with_seed(job.options.sampling);
         std::lock_guard lock(mutex_);
         const uint64_t id = ++last_id_;
         queue_.push_back({id, std::move(job), std::move(callbacks), Clock::now()});
