@@ -119,7 +119,7 @@ int Endpoints::check_max_tokens(const std::optional<int>& requested, const char*
     return n;
 }
 
-Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client_gone) {
+Reply Endpoints::chat(std::string_view body, const ClientWatch& client) {
     auto in_flight = std::make_shared<InFlight>(in_flight_);
     if (stopping_) throw unavailable();
     ChatRequest req = parse_chat_request(body, translator_.recommended_sampling());
@@ -172,7 +172,7 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
             }
             if (stopping_) {
                 channel->cancel();  // its outcome (Cancelled) ends the loop
-            } else if (client_gone()) {
+            } else if (client.gone()) {
                 channel->cancel();
                 ++disconnects_;
                 return json_reply({}, 499);  // nobody reads it
@@ -183,12 +183,21 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
     Reply r;
     r.content_type = "text/event-stream";
     const bool usage_chunk = req.include_usage;
-    r.stream = [this, channel, header, usage_chunk, bound, client_gone,
-                in_flight](const Writer& write) {
+    r.stream = [this, channel, header, usage_chunk, bound, client, in_flight](const Writer& write) {
         auto gone = [&] {
             channel->cancel();
             ++disconnects_;
             return false;
+        };
+        // Once the client has stopped sending, one comment (which event-stream clients skip)
+        // tells: a client that closed answers it with a reset, which gone() sees on the next
+        // look; a half-closed one reads it and the stream goes on.
+        bool probed = false;
+        auto client_left = [&] {
+            if (client.gone()) return true;
+            if (probed || !client.stopped_sending || !client.stopped_sending()) return false;
+            probed = true;
+            return !write(": waiting for the model\n\n");
         };
         if (!write(sse_event(chat_chunk_body(header, "assistant", "", std::nullopt, usage_chunk))))
             return gone();
@@ -220,7 +229,7 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
             }
             if (stopping_) {
                 channel->cancel();
-            } else if (client_gone()) {
+            } else if (client_left()) {
                 return gone();
             }
         }
@@ -229,7 +238,7 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
     return r;
 }
 
-Reply Endpoints::translate(std::string_view body, const std::function<bool()>& client_gone) {
+Reply Endpoints::translate(std::string_view body, const ClientWatch& client) {
     InFlight in_flight(in_flight_);
     const auto start = Clock::now();
     if (stopping_) throw unavailable();
@@ -275,7 +284,7 @@ Reply Endpoints::translate(std::string_view body, const std::function<bool()>& c
             while (!(o = channels[i]->wait_done(kPoll))) {
                 if (stopping_) {
                     cancel_all();
-                } else if (client_gone()) {
+                } else if (client.gone()) {
                     cancel_all();
                     disconnects_ += std::count_if(channels.begin(), channels.end(),
                                                   [](const auto& c) { return c && !c->done(); });
