@@ -108,15 +108,10 @@ void Endpoints::check_model(const std::string& requested) const {
         "invalid_request_error", "model", "model_not_found");
 }
 
-int Endpoints::check_max_tokens(const std::optional<int>& requested, const char* param) const {
-    const int n = requested.value_or(limits_.max_tokens);
-    if (n > limits_.max_tokens)
-        throw ApiError(400,
-                       "max_tokens is too large: " + std::to_string(n) +
-                           "; this server answers with at most " +
-                           std::to_string(limits_.max_tokens) + " tokens",
-                       "invalid_request_error", param);
-    return n;
+int Endpoints::max_tokens(const std::optional<int>& requested) const {
+    // More than the limit is not refused but cut (finish_reason "length"), as vLLM does with
+    // its context: a client that asks generously, as mtdesk's own does, still gets its answer.
+    return std::min(requested.value_or(limits_.max_tokens), limits_.max_tokens);
 }
 
 Reply Endpoints::chat(std::string_view body, const ClientWatch& client) {
@@ -132,7 +127,7 @@ Reply Endpoints::chat(std::string_view body, const ClientWatch& client) {
     // and a chat is never cut into pieces (whose joining is the target's only other use).
     job.request.target = find_language("en");
     job.options.sampling = req.sampling;
-    job.options.max_new_tokens = check_max_tokens(req.max_tokens, "max_tokens");
+    job.options.max_new_tokens = max_tokens(req.max_tokens);
     // The answer is the model's output with the clean-up alone: the casing guard and the
     // formatted prompt's unwrapping need the source segment, which only the client knows.
     job.options.casing_guard = false;
@@ -246,7 +241,7 @@ Reply Endpoints::translate(std::string_view body, const ClientWatch& client) {
     check_model(req.model);
     TranslateOptions options;
     options.sampling = req.sampling;
-    options.max_new_tokens = check_max_tokens(req.max_tokens, "max_tokens");
+    options.max_new_tokens = max_tokens(req.max_tokens);
     options.casing_guard = req.casing_guard;
 
     // As `mtdesk translate` does with standard input: line by line (a long line is cut at

@@ -23,8 +23,8 @@ struct Limits {
     /// Most tokens a prompt may have (0: the model's context less one, the least room an answer
     /// needs).
     int max_prompt_tokens = 0;
-    /// Most tokens one answer may ask for (max_tokens), also the bound when a request gives
-    /// none; for /v1/translate it applies to each line.
+    /// Most tokens one answer has: a request asking for more (max_tokens) gets this many at
+    /// most, also when it gives none; for /v1/translate it applies to each line.
     int max_tokens = 1024;
 };
 
@@ -83,7 +83,7 @@ class Endpoints {
     class InFlight;
 
     void check_model(const std::string& requested) const;
-    int check_max_tokens(const std::optional<int>& requested, const char* param) const;
+    int max_tokens(const std::optional<int>& requested) const;
 
     TranslationEngine& engine_;
     const Translator& translator_;
