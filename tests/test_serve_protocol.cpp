@@ -103,7 +103,8 @@ class TestServeProtocol : public QObject {
                 {"role": "user", "content": [{"type": "text", "text": "x"},
                                              {"type": "text", "text": "y"}]}],
                 "stream": null, "max_completion_tokens": 5, "max_tokens": 9, "n": 1,
-                "stop": [], "frequency_penalty": 0, "logprobs": false})",
+                "stop": [], "frequency_penalty": 0, "logprobs": false,
+                "response_format": {"type": "text"}})",
             defaults());
         QCOMPARE(r.messages.system, std::string("A\n\nB"));
         QCOMPARE(r.messages.user, std::string("xy"));
@@ -238,6 +239,17 @@ class TestServeProtocol : public QObject {
         QTest::newRow("stream_options") << "{" + user + ", \"stream_options\": 1}"
                                         << "stream_options"
                                         << "object";
+        QTest::newRow("response_format json")
+            << "{" + user + ", \"response_format\": {\"type\": \"json_object\"}}"
+            << "response_format"
+            << "not supported";
+        QTest::newRow("response_format schema")
+            << "{" + user + ", \"response_format\": {\"type\": \"json_schema\"}}"
+            << "response_format"
+            << "not supported";
+        QTest::newRow("response_format shape") << "{" + user + ", \"response_format\": \"json\"}"
+                                               << "response_format"
+                                               << "object";
     }
     void chatRefusals() {
         QFETCH(QString, body);
@@ -284,7 +296,8 @@ class TestServeProtocol : public QObject {
         QVERIFY(r.sampling.greedy);
         QCOMPARE(r.sampling.repetition_penalty, 1.0f);  // greedy as `mtdesk translate --greedy`
         QVERIFY(r.casing_guard);
-        r = parse_translate_request(R"({"text": "x", "target": "fr", "source": ""})", defaults());
+        r = parse_translate_request(
+            R"({"text": "x", "target": "fr", "source": "", "stream": false})", defaults());
         QVERIFY(r.source == nullptr);
     }
 
@@ -327,6 +340,9 @@ class TestServeProtocol : public QObject {
         QTest::newRow("not JSON") << R"({"text": )"
                                   << ""
                                   << "not valid JSON";
+        QTest::newRow("stream") << R"({"text": "x", "target": "de", "stream": true})"
+                                << "stream"
+                                << "streaming is not supported";
     }
     void translateRefusals() {
         QFETCH(QString, body);

@@ -59,7 +59,8 @@ struct ChatRequest {
 /// parts. Throws ApiError (400) naming the offending field for malformed JSON, a missing or
 /// empty message list, an assistant or tool turn, a last message that is not the user's,
 /// non-text content, out-of-range sampling values, n other than 1, stop sequences, logprobs,
-/// tools, and non-zero frequency or presence penalties (none of which the engine has).
+/// tools, a response_format other than {"type": "text"}, and non-zero frequency or presence
+/// penalties (none of which the engine has).
 ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults);
 
 /// A parsed POST /v1/translate.
@@ -79,7 +80,8 @@ struct TranslateRequest {
 /// "glossary", "max_tokens", "casing_guard" and the sampling fields of the chat request are
 /// optional, plus "greedy": true for greedy decoding without a repetition penalty (as
 /// `mtdesk translate --greedy`). Left-out sampling fields take `defaults` whole, as `mtdesk
-/// translate` does, except seed (absent: random). Throws ApiError (400) naming the field.
+/// translate` does, except seed (absent: random). Throws ApiError (400) naming the field, also
+/// for "stream": true (the answer is one JSON object).
 TranslateRequest parse_translate_request(std::string_view body, const SamplingParams& defaults);
 
 /// Token counts of an answer.
