@@ -365,6 +365,9 @@ class CudaEngine final : public TranslationEngine {
             first = false;
             o.text += clean_translation_output(s->raw, job.job.request.formatted);
             o.generated_tokens += s->generated();
+            o.reached_limit =
+                o.reached_limit ||
+                s->at_limit(s->tokens.size(), model_->config().max_position_embeddings);
         }
         // As Translator::translate does: source acronyms and brand names keep their casing.
         if (job.job.options.casing_guard && !job.job.request.chat)

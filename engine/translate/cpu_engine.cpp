@@ -151,6 +151,7 @@ class CpuEngine final : public TranslationEngine {
                 translator_->translate(entry.job.request, entry.job.options, on_text);
             outcome.prompt_tokens = r.prompt_tokens;
             outcome.generated_tokens = static_cast<int>(r.generation.tokens.size());
+            outcome.reached_limit = r.generation.finish == FinishReason::Length;
             if (r.generation.finish == FinishReason::Cancelled) {
                 outcome.status = JobOutcome::Status::Cancelled;
                 outcome.text = so_far;

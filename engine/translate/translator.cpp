@@ -180,6 +180,7 @@ TranslationResult Translator::translate_segment(const PromptRequest& request,
         request.target && (is_chinese(*request.target) || request.target->code == "ja");
     TranslationResult all;
     bool first = true;
+    bool cut = false;  // a piece reached its token limit
     for (std::string_view piece : split_to_budget(request.text, budget, count)) {
         const auto b = piece.find_first_not_of(" \t");
         if (b == std::string_view::npos) continue;
@@ -199,7 +200,11 @@ TranslationResult Translator::translate_segment(const PromptRequest& request,
                                      r.generation.tokens.end());
         all.generation.prefill_ms += r.generation.prefill_ms;
         all.generation.decode_ms += r.generation.decode_ms;
-        all.generation.finish = r.generation.finish;
+        // A piece cut at its limit leaves the whole cut, whatever the later pieces did.
+        cut = cut || r.generation.finish == FinishReason::Length;
+        all.generation.finish = cut && r.generation.finish != FinishReason::Cancelled
+                                    ? FinishReason::Length
+                                    : r.generation.finish;
         if (r.generation.finish == FinishReason::Cancelled) break;
     }
     return all;
