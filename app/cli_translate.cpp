@@ -191,8 +191,10 @@ int cmd_translate(const QStringList& args) {
         {QStringLiteral("top-p"), QStringLiteral("Top-p (1 = off)."), QStringLiteral("P")},
         {QStringLiteral("repetition-penalty"), QStringLiteral("Repetition penalty (1 = off)."),
          QStringLiteral("R")},
-        {QStringLiteral("seed"), QStringLiteral("Random seed for sampling."), QStringLiteral("N"),
-         QStringLiteral("0")},
+        {QStringLiteral("seed"),
+         QStringLiteral("Seed for sampling: the same seed gives the same translation (default: "
+                        "a random seed for each segment)."),
+         QStringLiteral("N")},
         {QStringLiteral("max-tokens"), QStringLiteral("Most tokens generated per line."),
          QStringLiteral("N"), QStringLiteral("1024")},
         {QStringLiteral("prompt-style"),
@@ -317,7 +319,11 @@ int cmd_translate(const QStringList& args) {
     whole("top-k", options.sampling.top_k, 0, kIntMax);
     real("top-p", options.sampling.top_p);
     real("repetition-penalty", options.sampling.repetition_penalty);
-    whole("seed", options.sampling.seed, 0, std::numeric_limits<long long>::max());
+    if (p.isSet(QStringLiteral("seed"))) {  // absent: a random seed for each segment
+        uint64_t seed = 0;
+        whole("seed", seed, 0, std::numeric_limits<long long>::max());
+        options.sampling.seed = seed;
+    }
     whole("max-tokens", options.max_new_tokens, 1, kIntMax);
     // Checked here so the messages name the options the user typed.
     SamplingParams& sp = options.sampling;

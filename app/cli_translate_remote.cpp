@@ -5,6 +5,9 @@
 #include <QTimer>
 
 #include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <future>
 #include <memory>
@@ -23,6 +26,8 @@ namespace mtdesk::app {
 namespace {
 
 constexpr int kProgressMs = 200;
+// Longest wait for a server's model list (or --timeout when shorter).
+constexpr int kModelListTimeoutMs = 10000;
 
 std::string utf8(const QString& s) {
     return s.toStdString();
@@ -149,8 +154,9 @@ QList<QCommandLineOption> remote_translate_options() {
         {QStringLiteral("concurrency"), QStringLiteral("Requests in flight per server."),
          QStringLiteral("N"), QStringLiteral("4")},
         {QStringLiteral("timeout"),
-         QStringLiteral("Seconds a server may stay silent within an answer."), QStringLiteral("S"),
-         QStringLiteral("120")},
+         QStringLiteral("Seconds a server may stay silent within an answer (an answer may take "
+                        "four times as long altogether; a model list at most 10 s)."),
+         QStringLiteral("S"), QStringLiteral("120")},
         {QStringLiteral("ca-cert"),
          QStringLiteral("PEM certificates to trust for https servers (default: the system's)."),
          QStringLiteral("FILE")},
@@ -179,11 +185,17 @@ int translate_through_servers(const QCommandLineParser& p, const PromptRequest& 
     o.ca_file = utf8(p.value(QStringLiteral("ca-cert")));
     o.prompt_style = style;
     o.model = utf8(p.value(QStringLiteral("remote-model")));
+    o.on_notice = [](const std::string& message) {
+        std::fprintf(stderr, "mtdesk: %s\n", message.c_str());
+    };
     if (o.model.empty()) {
+        // Asked of all servers at once, each within a short time: one server that never
+        // answers must not hold the others up for a whole --timeout.
+        o.probe_timeout = std::min(o.read_timeout, std::chrono::milliseconds(kModelListTimeoutMs));
         remote::HttpSettings http;
         http.api_key = o.api_key;
-        http.connect_timeout = o.connect_timeout;
-        http.read_timeout = o.read_timeout;
+        http.connect_timeout = std::min(o.connect_timeout, o.probe_timeout);
+        http.read_timeout = o.probe_timeout;
         http.ca_file = o.ca_file;
         const std::vector<remote::ServerCheck> checks = remote::check_servers(o.servers, http);
         const auto model = remote::first_model(checks);
@@ -199,6 +211,13 @@ int translate_through_servers(const QCommandLineParser& p, const PromptRequest& 
             throw Error("no server lists a model (" + why + "); name it with --remote-model");
         }
         o.model = *model;
+        // A server that has not answered gets segments once it does (the engine asks again).
+        for (std::size_t i = 0; i < checks.size(); ++i) {
+            if (checks[i].error.empty()) continue;
+            o.unverified.push_back(i);
+            std::fprintf(stderr, "mtdesk: %s: %s; the other servers go on without it for now\n",
+                         checks[i].url.c_str(), checks[i].error.c_str());
+        }
     }
     std::shared_ptr<TranslationEngine> engine = remote::make_remote_engine(o);
     const QStringList files = p.positionalArguments();

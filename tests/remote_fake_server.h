@@ -2,13 +2,19 @@
 // An OpenAI-compatible server in the test process (cpp-httplib), scripted per request, for the
 // remote engine's behaviour that a real server produces only by accident: a 500, a stream cut
 // off in the middle, an error event, a whole answer instead of a stream, a server that stays
-// silent, TLS with a self-signed certificate. Its "model" answers with the source segment
-// (the last paragraph of the prompt) in upper case, in three pieces, so every answer tells
-// which request it belongs to.
+// silent, one that trickles text without end, one that has not answered its model list yet,
+// TLS with a self-signed certificate. Its "model" answers with the source segment (the last
+// paragraph of the prompt) in upper case, in three pieces, so every answer tells which
+// request it belongs to. SilentServer accepts connections and never answers.
 
 #include <httplib.h>
 
 #include <QtGlobal>
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -31,6 +37,9 @@ struct FakeReply {
     int piece_delay_ms = 0;    ///< between the streamed pieces
     int cut_after = -1;        ///< close the connection after this many content pieces
     bool error_event = false;  ///< an error object in the stream instead of the last piece
+    /// > 0: instead of the translation, an "X" every this many ms until the client leaves.
+    int trickle_ms = 0;
+    std::string finish_reason = "stop";  ///< of the last chunk (or the whole answer)
 };
 
 /// The source segment of a prompt (its last paragraph) in upper case: the fake translation.
@@ -64,6 +73,9 @@ class FakeServer {
         server_->new_task_queue = [] { return new httplib::ThreadPool(32); };
         server_->Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
             record(req);
+            ++models_calls_;
+            while (hold_models_ && !stopping_)  // a server still starting, or hanging
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
             if (!authorized(req, res)) return;
             res.set_content(R"({"object":"list","data":[{"id":"fake-model","object":"model"},)"
                             R"({"id":"fake-lora","object":"model"}]})",
@@ -97,6 +109,10 @@ class FakeServer {
         std::lock_guard lock(m_);
         key_ = key;
     }
+
+    /// While held, GET /v1/models does not answer.
+    void holdModels(bool hold) { hold_models_ = hold; }
+    int modelsCalls() const { return models_calls_; }
 
     int chatCalls() const { return calls_; }
     int mostConcurrent() const { return most_; }
@@ -163,7 +179,7 @@ class FakeServer {
                 {"choices",
                  {{{"index", 0},
                    {"message", {{"role", "assistant"}, {"content", "  " + text + "\n"}}},
-                   {"finish_reason", "stop"}}}},
+                   {"finish_reason", reply.finish_reason}}}},
                 {"usage", {{"prompt_tokens", 11}, {"completion_tokens", 3}}}};
             res.set_content(answer.dump(), "application/json");
             return;
@@ -183,6 +199,13 @@ class FakeServer {
                     if (finish) c["choices"][0]["finish_reason"] = finish;
                     return c;
                 };
+                if (reply.trickle_ms > 0) {
+                    while (!stopping_ && event(chunk("X", nullptr)))
+                        pause(reply.trickle_ms);
+                    --now_;
+                    ++abandoned_;
+                    return false;
+                }
                 const std::vector<std::string> pieces = fake_pieces(text);
                 bool ok = true;
                 for (int i = 0; i < (reply.error_event ? 2 : 3) && ok; ++i) {
@@ -201,7 +224,7 @@ class FakeServer {
                     ok = event({{"error", {{"message", "engine crashed"}, {"code", 500}}}});
                 }
                 if (ok && !reply.error_event) {
-                    ok = event(chunk("", "stop")) &&
+                    ok = event(chunk("", reply.finish_reason.c_str())) &&
                          event({{"object", "chat.completion.chunk"},
                                 {"choices", nlohmann::json::array()},
                                 {"usage", {{"prompt_tokens", 11}, {"completion_tokens", 3}}}});
@@ -220,12 +243,95 @@ class FakeServer {
     std::unique_ptr<httplib::Server> server_;
     std::thread thread_;
     int port_ = -1;
-    std::atomic<bool> stopping_{false};
-    std::atomic<int> calls_{0}, now_{0}, most_{0}, abandoned_{0};
+    std::atomic<bool> stopping_{false}, hold_models_{false};
+    std::atomic<int> calls_{0}, now_{0}, most_{0}, abandoned_{0}, models_calls_{0};
     mutable std::mutex m_;
     std::string key_;
     std::vector<nlohmann::json> requests_;
     std::vector<std::string> auth_;
+};
+
+/// A server that accepts connections, reads what comes and never answers (a machine whose
+/// process hangs), recording the request lines it received.
+class SilentServer {
+  public:
+    SilentServer() {
+        listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+            ::listen(listener_, 64) != 0 ||
+            ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+            return;
+        port_ = ntohs(addr.sin_port);
+        thread_ = std::thread([this] { run(); });
+    }
+    ~SilentServer() {
+        stopping_ = true;
+        if (thread_.joinable()) thread_.join();
+        ::close(listener_);
+    }
+    SilentServer(const SilentServer&) = delete;
+    SilentServer& operator=(const SilentServer&) = delete;
+
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    /// The request lines received so far ("POST /v1/chat/completions HTTP/1.1", ...).
+    std::vector<std::string> requests() const {
+        std::lock_guard lock(m_);
+        std::vector<std::string> out;
+        for (const std::string& in : received_) {
+            std::size_t at = 0;
+            while ((at = in.find(" HTTP/1.", at)) != std::string::npos) {
+                const std::size_t start = in.rfind('\n', at);
+                out.push_back(in.substr(start == std::string::npos ? 0 : start + 1,
+                                        at + 9 - (start == std::string::npos ? 0 : start + 1)));
+                ++at;
+            }
+        }
+        return out;
+    }
+
+  private:
+    void run() {
+        while (!stopping_) {
+            std::vector<pollfd> fds{{listener_, POLLIN, 0}};
+            for (const auto& [fd, index] : open_)
+                fds.push_back({fd, POLLIN, 0});
+            if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
+            for (std::size_t i = fds.size() - 1; i >= 1; --i) {
+                if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                char buf[4096];
+                const ssize_t n = ::recv(fds[i].fd, buf, sizeof buf, MSG_DONTWAIT);
+                if (n > 0) {
+                    std::lock_guard lock(m_);
+                    received_[open_[i - 1].second].append(buf, static_cast<std::size_t>(n));
+                } else {  // the client gave up: it was never answered
+                    ::close(fds[i].fd);
+                    open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(i - 1));
+                }
+            }
+            if (fds[0].revents & POLLIN) {
+                const int fd = ::accept(listener_, nullptr, nullptr);
+                if (fd >= 0) {
+                    std::lock_guard lock(m_);
+                    open_.emplace_back(fd, received_.size());
+                    received_.emplace_back();
+                }
+            }
+        }
+        for (const auto& [fd, index] : open_)
+            ::close(fd);
+    }
+
+    int listener_ = -1;
+    int port_ = 0;
+    std::atomic<bool> stopping_{false};
+    std::thread thread_;
+    std::vector<std::pair<int, std::size_t>> open_;  // the thread's: fd, index in received_
+    mutable std::mutex m_;
+    std::vector<std::string> received_;  // by connection
 };
 
 }  // namespace mtdesk::test

@@ -56,6 +56,8 @@ class ServeProcess {
     }
 
     int port() const { return port_; }
+    /// The server's process id (for its memory in /proc).
+    qint64 pid() const { return process_.processId(); }
     QString error() const { return error_; }
     /// Everything it wrote on stderr so far.
     QByteArray stderr_text() {

@@ -47,13 +47,15 @@ constexpr int kTimeout = 20000;
 /// Collects what an engine reports for the jobs submitted through it.
 class Jobs {
   public:
-    uint64_t submit(TranslationEngine& engine, const std::string& text, const char* to = "de") {
+    uint64_t submit(TranslationEngine& engine, const std::string& text, const char* to = "de",
+                    int max_tokens = 1024) {
         TranslationJob job;
         job.request.text = text;
         job.request.source = find_language("en");
         job.request.target = find_language(to);
         job.options.sampling = SamplingParams::greedy_decoding();
         job.options.casing_guard = false;
+        job.options.max_new_tokens = max_tokens;
         const int index = next_++;
         JobCallbacks cb;
         cb.on_text = [this, index](std::string_view piece) {
@@ -98,6 +100,36 @@ class Jobs {
     std::map<int, std::string> streamed_;
     std::map<int, JobOutcome> outcomes_;
     std::map<int, int> done_count_;
+};
+
+/// The lines an engine's on_notice was called with.
+class Notices {
+  public:
+    std::function<void(const std::string&)> sink() {
+        return [this](const std::string& line) {
+            std::lock_guard lock(m_);
+            lines_.push_back(line);
+        };
+    }
+    /// Whether a line has every one of `parts`.
+    bool any(const std::vector<std::string>& parts) const {
+        std::lock_guard lock(m_);
+        return std::any_of(lines_.begin(), lines_.end(), [&](const std::string& l) {
+            return std::all_of(parts.begin(), parts.end(),
+                               [&](const std::string& p) { return l.find(p) != l.npos; });
+        });
+    }
+    std::string all() const {
+        std::lock_guard lock(m_);
+        std::string out;
+        for (const std::string& l : lines_)
+            out += l + "\n";
+        return out;
+    }
+
+  private:
+    mutable std::mutex m_;
+    std::vector<std::string> lines_;
 };
 
 RemoteOptions options(const std::vector<std::string>& servers, int concurrency = 2) {
@@ -248,12 +280,20 @@ class TestRemoteEngine : public QObject {
         QTest::addColumn<bool>("errorEvent");
         QTest::addColumn<int>("delayMs");
         QTest::addColumn<QString>("expected");  // in the failing server's error
-        QTest::newRow("500") << 500 << -1 << false << 0 << "HTTP 500";
-        QTest::newRow("503") << 503 << -1 << false << 0 << "HTTP 503";
-        QTest::newRow("429") << 429 << -1 << false << 0 << "HTTP 429";
-        QTest::newRow("stream cut off") << 200 << 2 << false << 0 << "connection broke";
-        QTest::newRow("error event") << 200 << -1 << true << 0 << "engine crashed";
-        QTest::newRow("silent past the read timeout") << 200 << -1 << false << 3000 << "nothing";
+        QTest::addColumn<QString>("absent");    // not in it: says which thing happened
+        QTest::newRow("500") << 500 << -1 << false << 0 << "HTTP 500"
+                             << "connection";
+        QTest::newRow("503") << 503 << -1 << false << 0 << "HTTP 503"
+                             << "connection";
+        QTest::newRow("429") << 429 << -1 << false << 0 << "HTTP 429"
+                             << "connection";
+        QTest::newRow("stream cut off") << 200 << 2 << false << 0 << "closed by the server"
+                                        << "nothing received";
+        QTest::newRow("error event") << 200 << -1 << true << 0 << "engine crashed"
+                                     << "connection";
+        QTest::newRow("silent past the read timeout")
+            << 200 << -1 << false << 3000 << "nothing received for 1 s"
+            << "closed";
     }
     void retriesElsewhere() {
         QFETCH(int, status);
@@ -261,6 +301,7 @@ class TestRemoteEngine : public QObject {
         QFETCH(bool, errorEvent);
         QFETCH(int, delayMs);
         QFETCH(QString, expected);
+        QFETCH(QString, absent);
         FakeServer bad([=](const nlohmann::json&, int) {
             FakeReply r;
             r.status = status;
@@ -273,6 +314,8 @@ class TestRemoteEngine : public QObject {
         FakeServer good(ok_script());
         RemoteOptions o = options({bad.url(), good.url()});
         o.read_timeout = 1s;
+        Notices notices;
+        o.on_notice = notices.sink();
         auto engine = make_remote_engine(o);
         Jobs jobs;
         for (int i = 0; i < 8; ++i)
@@ -293,6 +336,9 @@ class TestRemoteEngine : public QObject {
         QCOMPARE(s.remote->failed, uint64_t{0});
         // The failing server rested: far fewer requests went to it than the eight jobs.
         QVERIFY2(bad.chatCalls() <= 4, qPrintable(QString::number(bad.chatCalls())));
+        // And the user is told which server failed, and how.
+        QVERIFY2(notices.any({bad.url(), expected.toStdString()}), notices.all().c_str());
+        QVERIFY2(!notices.any({good.url()}), notices.all().c_str());
 
         // Alone, the failing server fails the job, and the message says what went wrong.
         RemoteOptions alone = options({bad.url()});
@@ -308,6 +354,128 @@ class TestRemoteEngine : public QObject {
                                   QString::fromStdString(bad.url()) + ": "),
                  qPrintable(error));
         QVERIFY2(error.contains(expected), qPrintable(error));
+        QVERIFY2(!error.contains(absent), qPrintable(error));
+    }
+
+    // A server that has not answered its model list gets no request until it does, while the
+    // others translate; then it gets its share.
+    void unverifiedServerWaitsForItsModelList() {
+        FakeServer late(ok_script(10)), ready(ok_script(10));
+        late.holdModels(true);
+        RemoteOptions o = options({late.url(), ready.url()}, 1);
+        o.unverified = {0};
+        o.probe_timeout = 300ms;
+        o.first_rest = 100ms;
+        o.max_rest = 200ms;
+        Notices notices;
+        o.on_notice = notices.sink();
+        auto engine = make_remote_engine(o);
+        Jobs jobs;
+        for (int i = 0; i < 6; ++i)
+            jobs.submit(*engine, "before " + std::to_string(i));
+        QTRY_COMPARE_WITH_TIMEOUT(jobs.finished(), 6, kTimeout);
+        QCOMPARE(late.chatCalls(), 0);
+        QCOMPARE(ready.chatCalls(), 6);
+        QTRY_VERIFY_WITH_TIMEOUT(late.modelsCalls() >= 2, kTimeout);  // asked again, and again
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(int(jobs.outcome(i).status), int(JobOutcome::Status::Done));
+        late.holdModels(false);
+        QTRY_VERIFY_WITH_TIMEOUT(notices.any({late.url(), "answers now"}), kTimeout);
+        for (int i = 6; i < 14; ++i)
+            jobs.submit(*engine, "after " + std::to_string(i));
+        QTRY_COMPARE_WITH_TIMEOUT(jobs.finished(), 14, kTimeout);
+        QVERIFY(late.chatCalls() >= 1);
+        QVERIFY_THROWS_EXCEPTION(Error, [] {
+            RemoteOptions none = options({"http://127.0.0.1:1"});
+            none.unverified = {0};
+            make_remote_engine(none);
+        }());
+    }
+
+    // A server that never answers (it accepts connections and stays silent): each request to
+    // it ends after the read timeout and goes to another server, the message says so.
+    void silentServer() {
+        mtdesk::test::SilentServer silent;
+        FakeServer good(ok_script());
+        RemoteOptions o = options({silent.url(), good.url()}, 1);
+        o.read_timeout = 500ms;
+        Notices notices;
+        o.on_notice = notices.sink();
+        auto engine = make_remote_engine(o);
+        Jobs jobs;
+        QElapsedTimer t;
+        t.start();
+        for (int i = 0; i < 2; ++i)
+            jobs.submit(*engine, "line " + std::to_string(i));
+        QTRY_COMPARE_WITH_TIMEOUT(jobs.finished(), 2, kTimeout);
+        QVERIFY2(t.elapsed() < 3000, qPrintable(QString::number(t.elapsed())));
+        for (int i = 0; i < 2; ++i)
+            QCOMPARE(jobs.outcome(i).text, "LINE " + std::to_string(i));
+        QVERIFY2(notices.any({silent.url(), "nothing received for 0.5 s"}), notices.all().c_str());
+    }
+
+    // A server that trickles text without end: cut at the tokens asked for (the answer marked
+    // as reaching the limit), and abandoned after the deadline when that would take longer.
+    void tricklingServer() {
+        FakeServer trickle([](const nlohmann::json&, int) {
+            FakeReply r;
+            r.trickle_ms = 20;
+            return r;
+        });
+        auto engine = make_remote_engine(options({trickle.url()}));
+        Jobs jobs;
+        jobs.submit(*engine, "segment", "de", 5);
+        QTRY_COMPARE_WITH_TIMEOUT(jobs.finished(), 1, kTimeout);
+        JobOutcome out = jobs.outcome(0);
+        QCOMPARE(int(out.status), int(JobOutcome::Status::Done));
+        QCOMPARE(out.text, std::string("XXXXX"));
+        QVERIFY(out.reached_limit);
+        QCOMPARE(out.generated_tokens, 5);
+        QTRY_COMPARE_WITH_TIMEOUT(trickle.abandoned(), 1, kTimeout);  // the client hung up
+
+        // One piece every 200 ms for the 60 tokens asked for would take 12 s: past 4 × the
+        // read timeout of 300 ms, the request is abandoned and sent to the other server.
+        FakeServer slow([](const nlohmann::json&, int) {
+            FakeReply r;
+            r.trickle_ms = 200;
+            return r;
+        });
+        FakeServer good(ok_script());
+        RemoteOptions o = options({slow.url(), good.url()}, 1);
+        o.read_timeout = 300ms;
+        Notices notices;
+        o.on_notice = notices.sink();
+        auto two = make_remote_engine(o);
+        Jobs more;
+        QElapsedTimer t;
+        t.start();
+        more.submit(*two, "segment");
+        more.submit(*two, "another");
+        QTRY_COMPARE_WITH_TIMEOUT(more.finished(), 2, kTimeout);
+        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(more.outcome(0).text, std::string("SEGMENT"));
+        QCOMPARE(more.outcome(1).text, std::string("ANOTHER"));
+        QVERIFY(!more.outcome(0).reached_limit);
+        QVERIFY2(notices.any({slow.url(), "no complete answer within 1.2 s"}),
+                 notices.all().c_str());
+    }
+
+    // A server's finish_reason "length" marks the answer as reaching the limit, streamed or not.
+    void finishReasonLength() {
+        for (const bool stream : {true, false}) {
+            FakeServer server([stream](const nlohmann::json&, int) {
+                FakeReply r;
+                r.stream = stream;
+                r.finish_reason = "length";
+                return r;
+            });
+            auto engine = make_remote_engine(options({server.url()}));
+            Jobs jobs;
+            jobs.submit(*engine, "cut");
+            QTRY_COMPARE_WITH_TIMEOUT(jobs.finished(), 1, kTimeout);
+            QCOMPARE(jobs.outcome(0).text, std::string("CUT"));
+            QVERIFY(jobs.outcome(0).reached_limit);
+        }
     }
 
     void failsNamingEveryServer_data() {

@@ -320,6 +320,13 @@ class TestRemoteProtocol : public QObject {
         j = nlohmann::json::parse(chat_request_body(job, model));
         QVERIFY(!j.contains("top_k"));
 
+        // Sampling without a seed sends none (each request random), not a fixed "seed": 0.
+        job.options.sampling.seed.reset();
+        j = nlohmann::json::parse(chat_request_body(job, model));
+        QVERIFY2(!j.contains("seed"), j.dump().c_str());
+        job.options.sampling.seed = 0;  // chosen: sent
+        QCOMPARE(nlohmann::json::parse(chat_request_body(job, model))["seed"].get<int>(), 0);
+
         // Greedy with a penalty keeps the penalty.
         job.options.sampling = SamplingParams::greedy_decoding();
         job.options.sampling.repetition_penalty = 1.1f;

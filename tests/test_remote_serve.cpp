@@ -36,6 +36,7 @@
 #include "mtdesk/translate/translator.h"
 #include "remote/connection_test.h"
 #include "remote/remote_engine.h"
+#include "remote_fake_server.h"
 #include "remote_serve_process.h"
 
 using namespace mtdesk;
@@ -427,6 +428,76 @@ class TestRemoteServe : public QObject {
         row = *q.job(id);
         QVERIFY2(row.state == JobState::Done, qPrintable(row.error));
         QCOMPARE(read_bytes(row.output_path), expected_output(path, "en", "de"));
+    }
+
+    // A server that accepts connections and never answers, first in the list: the model lists
+    // are asked for at once within --timeout, the silent server gets no segment and is named
+    // on stderr, and the other translates everything.
+    void commandLineWithASilentServer() {
+        mtdesk::test::SilentServer silent;
+        ServeProcess good;
+        QVERIFY2(good.ok(), qPrintable(good.error()));
+        const QByteArray input = "Open the file\nSave changes before closing?\n";
+        QProcess p;
+        p.start(kBinary,
+                {"translate", "--to", "de", "--from", "en", "--greedy", "--timeout", "2",
+                 "--server", QString::fromStdString(silent.url()), "--server", good.qurl()});
+        p.write(input);
+        p.closeWriteChannel();
+        QVERIFY(p.waitForFinished(kTimeout));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 0);
+        QCOMPARE(p.readAllStandardOutput(),
+                 QByteArray::fromStdString(reference("Open the file", "en", "de") + "\n" +
+                                           reference("Save changes before closing?", "en", "de") +
+                                           "\n"));
+        QVERIFY2(err.contains(QString::fromStdString(silent.url()) +
+                              QStringLiteral(": nothing received for 2 s")),
+                 qPrintable(err));
+        for (const std::string& line : silent.requests())
+            QVERIFY2(line.find("/chat/completions") == std::string::npos, line.c_str());
+        QVERIFY(!silent.requests().empty());  // its model list was asked for
+    }
+
+    // A server whose --max-tokens is below what mtdesk's client asks for: the answer is cut
+    // there (finish_reason "length"), and the client reports it as reaching the limit.
+    void serverWithALowerTokenLimit() {
+        ServeProcess server({QStringLiteral("--max-tokens"), QStringLiteral("3")});
+        QVERIFY2(server.ok(), qPrintable(server.error()));
+        httplib::Client c("127.0.0.1", server.port());
+        c.set_read_timeout(60, 0);
+        const nlohmann::json body = {
+            {"messages",
+             {{{"role", "user"},
+               {"content",
+                "Translate the following segment into German, without additional "
+                "explanation.\n\nWhen selected, the touchpad will be disabled when the "
+                "keyboard is being used"}}}},
+            {"max_tokens", 60},
+            {"temperature", 0}};
+        const auto r = c.Post("/v1/chat/completions", body.dump(), "application/json");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        const nlohmann::json answer = nlohmann::json::parse(r->body);
+        QCOMPARE(answer["choices"][0]["finish_reason"].get<std::string>(), std::string("length"));
+        QCOMPARE(answer["usage"]["completion_tokens"].get<int>(), 3);
+
+        auto engine = remote::make_remote_engine(remote_options({server.url()}));
+        TranslationJob job;
+        job.request.text = "When selected, the touchpad will be disabled when the keyboard is used";
+        job.request.source = find_language("en");
+        job.request.target = find_language("de");
+        job.options.sampling = SamplingParams::greedy_decoding();
+        job.options.max_new_tokens = 60;
+        auto done = std::make_shared<std::promise<JobOutcome>>();
+        JobCallbacks cb;
+        cb.on_done = [done](const JobOutcome& o) { done->set_value(o); };
+        engine->submit(job, cb);
+        const JobOutcome o = done->get_future().get();
+        QVERIFY2(o.status == JobOutcome::Status::Done, o.error.c_str());
+        QVERIFY(o.reached_limit);
+        QCOMPARE(o.generated_tokens, 3);
+        QVERIFY(!o.text.empty());
     }
 
     // `mtdesk translate --server` on stdin and on files: the local command's output.

@@ -234,6 +234,29 @@ class TestSampling : public QObject {
         QVERIFY(run(0) != run(1));
     }
 
+    // Without a seed every sampler draws from a fresh random one: two runs of 64 draws at
+    // temperature 2 over 50 tokens coincide by chance with a negligible probability.
+    void absentSeedIsRandom() {
+        const auto logits = random_logits(50, 3);
+        const auto run = [&] {
+            SamplingParams p = plain_sampling();
+            p.seed.reset();
+            p.temperature = 2.0f;
+            Sampler s(p);
+            std::vector<int32_t> out;
+            for (int i = 0; i < 64; ++i) {
+                auto l = logits;
+                out.push_back(s.sample(l, {}));
+            }
+            return out;
+        };
+        QVERIFY(run() != run());
+        QVERIFY(with_seed(SamplingParams{}).seed.has_value());
+        SamplingParams chosen;
+        chosen.seed = 5;
+        QCOMPARE(with_seed(chosen).seed.value_or(0), uint64_t{5});
+    }
+
     void invalid_params_throw() {
         const auto bad = [](auto edit) {
             SamplingParams p = SamplingParams::hunyuan_mt();

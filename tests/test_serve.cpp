@@ -2,17 +2,21 @@
 // engine), spoken to the way the OpenAI Python client speaks (its headers, its request shapes,
 // server-sent events). Answers are checked against `mtdesk translate` on the same segments.
 
+#include <QFile>
 #include <QProcess>
 #include <QTest>
 
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "mtdesk/translate/languages.h"
@@ -96,6 +100,106 @@ struct Streamed {
         return s;
     }
 };
+
+// A connection spoken to byte by byte, for what HTTP client libraries do not do on purpose:
+// pipelining, half-closing, malformed framing, slow or idle clients.
+class RawConnection {
+  public:
+    explicit RawConnection(int port) {
+        fd_ = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<uint16_t>(port));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    }
+    ~RawConnection() { ::close(fd_); }
+    RawConnection(const RawConnection&) = delete;
+    RawConnection& operator=(const RawConnection&) = delete;
+
+    bool connected() const { return connected_; }
+    bool send(const std::string& bytes) {
+        return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+               static_cast<ssize_t>(bytes.size());
+    }
+    void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
+
+    struct Response {
+        int status = 0;  ///< 0: none came whole
+        std::string head, body;
+    };
+    /// The next response (Content-Length or chunked), or status 0 when none comes whole within
+    /// `timeout`.
+    Response read_response(std::chrono::milliseconds timeout = 10000ms) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        Response r;
+        std::size_t end;
+        while ((end = in_.find("\r\n\r\n")) == std::string::npos)
+            if (!fill(deadline)) return r;
+        r.head = in_.substr(0, end + 2);
+        in_.erase(0, end + 4);
+        std::string lower = r.head;
+        std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+        if (const auto at = lower.find("content-length: "); at != std::string::npos) {
+            const std::size_t n = std::stoul(lower.substr(at + 16));
+            while (in_.size() < n)
+                if (!fill(deadline)) return r;
+            r.body = in_.substr(0, n);
+            in_.erase(0, n);
+        } else if (lower.find("transfer-encoding: chunked") != std::string::npos) {
+            for (;;) {
+                std::size_t eol;
+                while ((eol = in_.find("\r\n")) == std::string::npos)
+                    if (!fill(deadline)) return r;
+                const std::size_t n = std::stoul(in_.substr(0, eol), nullptr, 16);
+                while (in_.size() < eol + 2 + n + 2)
+                    if (!fill(deadline)) return r;
+                r.body += in_.substr(eol + 2, n);
+                in_.erase(0, eol + 2 + n + 2);
+                if (n == 0) break;
+            }
+        }
+        r.status = std::stoi(r.head.substr(9, 3));
+        return r;
+    }
+    /// Whether the server closes the connection (nothing more comes) within `timeout`.
+    bool closed_by_server(std::chrono::milliseconds timeout = 5000ms) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (fill(deadline)) {
+        }
+        return eof_;
+    }
+
+  private:
+    bool fill(std::chrono::steady_clock::time_point deadline) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{fd_, POLLIN, 0};
+        if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+        char buf[65536];
+        const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        if (n <= 0) {
+            eof_ = true;
+            return false;
+        }
+        in_.append(buf, static_cast<std::size_t>(n));
+        return true;
+    }
+
+    int fd_ = -1;
+    bool connected_ = false;
+    bool eof_ = false;
+    std::string in_;
+};
+
+// The server's resident memory in KiB (VmRSS), 0 when unknown.
+long resident_kib(qint64 pid) {
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly)) return 0;
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (line.startsWith("VmRSS:")) return line.mid(6).trimmed().split(' ').first().toLong();
+    return 0;
+}
 
 }  // namespace
 
@@ -366,6 +470,70 @@ class TestServe : public QObject {
             QVERIFY(!c.contains("usage"));
     }
 
+    // max_tokens over --max-tokens is cut there, not refused: finish_reason "length" with
+    // exactly the server's limit when the answer would be longer, "stop" when it is shorter.
+    void maxTokensOverTheLimit() {
+        std::string paragraph;
+        for (int i = 0; i < 24; ++i)
+            paragraph +=
+                "When selected, the touchpad will be disabled when the keyboard is "
+                "being used. ";
+        json b = chat_body(translation_prompt(paragraph, "de"), false);
+        b["max_tokens"] = 100000;
+        const Answer cut = post("/v1/chat/completions", b.dump());
+        QCOMPARE(cut.status, 200);
+        JSON_EQ(cut.parsed()["choices"][0]["finish_reason"], "length");
+        JSON_EQ(cut.parsed()["usage"]["completion_tokens"], kMaxTokens);
+        b = chat_body(translation_prompt("Open the file", "de"), false);
+        b["max_completion_tokens"] = kMaxTokens + 1;
+        const Answer whole = post("/v1/chat/completions", b.dump());
+        QCOMPARE(whole.status, 200);
+        JSON_EQ(whole.parsed()["choices"][0]["finish_reason"], "stop");
+        const json line = {{"text", "Open the file"}, {"target", "de"}, {"max_tokens", 1 << 30}};
+        const Answer translated = post("/v1/translate", line.dump());
+        QCOMPARE(translated.status, 200);
+        JSON_EQ(translated.parsed()["truncated_lines"], json::array());
+    }
+
+    // Sampling without a seed draws a new one per request (OpenAI's and vLLM's behaviour);
+    // the same explicit seed gives the same answer. Temperature 1.5 over the whole vocabulary:
+    // eight answers of eight tokens all alike by chance is out of the question.
+    void seedRandomUnlessGiven() {
+        json chat = chat_body(translation_prompt("Save changes before closing?", "de"), false);
+        chat["temperature"] = 1.5;
+        chat["top_p"] = 1;
+        chat["top_k"] = 0;
+        chat["max_tokens"] = 8;
+        json line = {{"text", "Save changes before closing?"},
+                     {"source", "en"},
+                     {"target", "de"},
+                     {"temperature", 1.5},
+                     {"top_p", 1},
+                     {"top_k", 0},
+                     {"max_tokens", 8}};
+        auto chat_answer = [&](const json& b) {
+            const Answer a = post("/v1/chat/completions", b.dump());
+            return a.status == 200 ? a.parsed()["choices"][0]["message"]["content"].dump()
+                                   : "HTTP " + std::to_string(a.status) + " " + a.body;
+        };
+        auto translate_answer = [&](const json& b) {
+            const Answer a = post("/v1/translate", b.dump());
+            return a.status == 200 ? a.parsed()["translation"].dump()
+                                   : "HTTP " + std::to_string(a.status) + " " + a.body;
+        };
+        std::set<std::string> chats, lines;
+        for (int i = 0; i < 8; ++i) {
+            chats.insert(chat_answer(chat));
+            lines.insert(translate_answer(line));
+        }
+        QVERIFY2(chats.size() > 1, chats.begin()->c_str());
+        QVERIFY2(lines.size() > 1, lines.begin()->c_str());
+        chat["seed"] = 1234;
+        line["seed"] = 1234;
+        QCOMPARE(chat_answer(chat), chat_answer(chat));
+        QCOMPARE(translate_answer(line), translate_answer(line));
+    }
+
     // /v1/translate: the same line-by-line translation as `mtdesk translate`, with figures and
     // the glossary check.
     void translateEndpoint() {
@@ -423,6 +591,13 @@ class TestServe : public QObject {
         QCOMPARE(get("/v1/models", "").status, 401);
         QCOMPARE(post("/v1/translate", "{}", "nope").status, 401);
         QCOMPARE(get("/health", "").status, 200);
+        // The scheme's case does not matter (RFC 7235); the key's does, and so does the scheme.
+        httplib::Client c("127.0.0.1", server_.port());
+        for (const char* scheme : {"bearer ", "BEARER ", "Bearer  "})
+            QCOMPARE(c.Get("/v1/models", {{"Authorization", scheme + kKey}})->status, 200);
+        for (const std::string& auth : {"Bearer " + std::string(kKey.size(), 'x'), "Basic " + kKey,
+                                        std::string("Bearer"), "Bearer" + kKey})
+            QCOMPARE(c.Get("/v1/models", {{"Authorization", auth}})->status, 401);
     }
 
     void refusals_data() {
@@ -452,10 +627,6 @@ class TestServe : public QObject {
                    QByteArray(kMaxBody + 100, 'a') + "\"}]}"
             << 413 << "request_too_large"
             << "";
-        QTest::newRow("max_tokens over the limit")
-            << "POST"
-            << "/v1/chat/completions" << user + R"(, "max_tokens": 100000})" << 400 << ""
-            << "max_tokens";
         QTest::newRow("prompt too long")
             << "POST"
             << "/v1/chat/completions"
@@ -640,6 +811,184 @@ class TestServe : public QObject {
             t.join();
         for (std::size_t i = 0; i < cases.size(); ++i)
             QCOMPARE(together[i], sequential[i]);
+    }
+
+    // A chunked body (no length announced) is refused with 413 as soon as more than
+    // --max-body-bytes has arrived: the server neither waits for 64 MiB nor holds them.
+    void chunkedBodyOverTheLimit() {
+        RawConnection c(server_.port());
+        QVERIFY(c.connected());
+        const long before = resident_kib(server_.pid());
+        QVERIFY(before > 0);
+        QVERIFY(c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                       kKey + "\r\nTransfer-Encoding: chunked\r\n\r\n"));
+        const std::string chunk = "10000\r\n" + std::string(0x10000, 'a') + "\r\n";
+        std::size_t sent = 0;
+        while (sent < (64u << 20) && c.send(chunk)) {
+            sent += 0x10000;
+            std::this_thread::sleep_for(1ms);  // slowly, as a client on a network would
+        }
+        const RawConnection::Response r = c.read_response();
+        QCOMPARE(r.status, 413);
+        const json e = json::parse(r.body, nullptr, false);
+        JSON_EQ(e["error"]["code"], "request_too_large");
+        QVERIFY2(sent < (16u << 20), qPrintable(QString::number(sent)));
+        const long growth = resident_kib(server_.pid()) - before;
+        QVERIFY2(growth < 16 * 1024, qPrintable(QString::number(growth)));
+        QVERIFY(c.closed_by_server());
+        // A Content-Length over the limit gets the same answer, before its body is sent.
+        RawConnection d(server_.port());
+        QVERIFY(d.send("POST /v1/translate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kKey +
+                       "\r\nContent-Length: 100000000\r\n\r\n"));
+        const RawConnection::Response same = d.read_response();
+        QCOMPARE(same.status, 413);
+        QCOMPARE(same.body, r.body);
+    }
+
+    // curl -d sends application/x-www-form-urlencoded: the JSON endpoints read the body as JSON
+    // whatever its type says, up to --max-body-bytes (not cpp-httplib's 8 KiB form limit).
+    void formEncodedJsonBody() {
+        json b = chat_body(translation_prompt("Open the file", "de"), false);
+        const std::string body = b.dump() + std::string(8700, ' ');  // 8.5 KiB of valid JSON
+        httplib::Client c("127.0.0.1", server_.port());
+        c.set_read_timeout(60);
+        const auto r = c.Post("/v1/chat/completions", openai_headers(kKey), body,
+                              "application/x-www-form-urlencoded");
+        QVERIFY(r);
+        QCOMPARE(r->status, 200);
+        QVERIFY(
+            !json::parse(r->body)["choices"][0]["message"]["content"].get<std::string>().empty());
+    }
+
+    // Message framing that leaves the body's length unknown is refused (RFC 9112 §6.3), and the
+    // connection closed: where the request ends cannot be known.
+    void framingRefused_data() {
+        QTest::addColumn<QByteArray>("headers");
+        QTest::addColumn<int>("status");
+        QTest::newRow("conflicting Content-Length")
+            << QByteArray("Content-Length: 2\r\nContent-Length: 20\r\n") << 400;
+        QTest::newRow("negative Content-Length") << QByteArray("Content-Length: -1\r\n") << 400;
+        QTest::newRow("Content-Length not a number") << QByteArray("Content-Length: 2x\r\n") << 400;
+        QTest::newRow("Content-Length and chunked")
+            << QByteArray("Content-Length: 2\r\nTransfer-Encoding: chunked\r\n") << 400;
+        QTest::newRow("unknown transfer coding")
+            << QByteArray("Transfer-Encoding: gzip, chunked\r\n") << 501;
+    }
+    void framingRefused() {
+        QFETCH(QByteArray, headers);
+        QFETCH(int, status);
+        RawConnection c(server_.port());
+        QVERIFY(c.send("POST /v1/translate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kKey +
+                       "\r\n" + headers.toStdString() + "\r\n{}"));
+        const RawConnection::Response r = c.read_response();
+        QCOMPARE(r.status, status);
+        QVERIFY2(json::parse(r.body, nullptr, false)["error"]["message"].is_string(),
+                 r.body.c_str());
+        QVERIFY(c.closed_by_server());
+        // The same header twice with one value is one length.
+        RawConnection same(server_.port());
+        QVERIFY(same.send("POST /v1/translate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                          kKey + "\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}"));
+        QCOMPARE(same.read_response().status, 400);  // answered: {} lacks "text"
+        QVERIFY(!same.closed_by_server(200ms));
+    }
+
+    // Pipelined requests (sent together, before any answer) are answered in order, and the
+    // connection stays open for more.
+    void pipelining() {
+        RawConnection c(server_.port());
+        const std::string auth = "Authorization: Bearer " + kKey + "\r\n";
+        const json translate = {{"text", "Open the file"}, {"target", "de"}, {"greedy", true}};
+        QVERIFY(
+            c.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+                   "GET /v1/models HTTP/1.1\r\nHost: x\r\n" +
+                   auth +
+                   "\r\n"
+                   "POST /v1/translate HTTP/1.1\r\nHost: x\r\n" +
+                   auth + "Content-Length: " + std::to_string(translate.dump().size()) +
+                   "\r\n\r\n" + translate.dump() + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+        const RawConnection::Response health = c.read_response();
+        const RawConnection::Response models = c.read_response();
+        const RawConnection::Response translation = c.read_response();
+        const RawConnection::Response again = c.read_response();
+        QCOMPARE(health.status, 200);
+        JSON_EQ(json::parse(health.body)["status"], "ok");
+        QCOMPARE(models.status, 200);
+        JSON_EQ(json::parse(models.body)["object"], "list");
+        QCOMPARE(translation.status, 200);
+        QCOMPARE(QString::fromStdString(json::parse(translation.body)["translation"]),
+                 cli_translate("Open the file\n", "de").trimmed());
+        QCOMPARE(again.status, 200);
+        QVERIFY(c.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+        QCOMPARE(c.read_response().status, 200);
+    }
+
+    // A client that half-closes after its request (shutdown(SHUT_WR), as some scripts and
+    // proxies do) still gets its answer, whole or streamed: it has not gone.
+    void halfClosedClient() {
+        const json translate = {{"text", "Open the file"}, {"target", "de"}, {"greedy", true}};
+        RawConnection c(server_.port());
+        QVERIFY(
+            c.send("POST /v1/translate HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                   "Authorization: Bearer " +
+                   kKey + "\r\nContent-Length: " + std::to_string(translate.dump().size()) +
+                   "\r\n\r\n" + translate.dump()));
+        c.shutdown_write();
+        const RawConnection::Response r = c.read_response(60000ms);
+        QCOMPARE(r.status, 200);
+        const QString expected = cli_translate("Open the file\n", "de").trimmed();
+        QCOMPARE(QString::fromStdString(json::parse(r.body)["translation"]), expected);
+
+        const json chat = chat_body(translation_prompt("Open the file", "de"), true);
+        RawConnection s(server_.port());
+        QVERIFY(
+            s.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                   "Authorization: Bearer " +
+                   kKey + "\r\nContent-Length: " + std::to_string(chat.dump().size()) + "\r\n\r\n" +
+                   chat.dump()));
+        s.shutdown_write();
+        const RawConnection::Response streamed = s.read_response(60000ms);
+        QCOMPARE(streamed.status, 200);
+        std::string content;
+        bool done = false;
+        for (const std::string& d : sse_data(streamed.body)) {
+            if (d == "[DONE]") {
+                done = true;
+                continue;
+            }
+            const json c = json::parse(d);
+            if (!c["choices"].empty() && c["choices"][0]["delta"].contains("content"))
+                content += c["choices"][0]["delta"]["content"].get<std::string>();
+        }
+        QVERIFY2(done, streamed.body.c_str());
+        QCOMPARE(QString::fromStdString(content), expected);
+    }
+
+    // Idle keep-alive connections, more than the server has threads, and clients sending their
+    // headers a line at a time, as many as the old fixed pool had threads (16), do not keep
+    // /health waiting: idle connections give their threads up while others wait for one.
+    void slowAndIdleClients() {
+        std::vector<std::unique_ptr<RawConnection>> idle, slow;
+        for (int i = 0; i < 80; ++i) {
+            idle.push_back(std::make_unique<RawConnection>(server_.port()));
+            QVERIFY(idle.back()->send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+        }
+        for (auto& c : idle)  // answered, and now they idle
+            QCOMPARE(c->read_response().status, 200);
+        for (int i = 0; i < 16; ++i) {
+            slow.push_back(std::make_unique<RawConnection>(server_.port()));
+            QVERIFY(slow.back()->send("GET /health HTTP/1.1\r\n"));
+        }
+        for (int round = 0; round < 3; ++round) {
+            for (auto& c : slow)
+                c->send("X-Slow-" + std::to_string(round) + ": 1\r\n");
+            RawConnection c(server_.port());
+            const auto start = std::chrono::steady_clock::now();
+            QVERIFY(c.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+            QCOMPARE(c.read_response(1000ms).status, 200);
+            QVERIFY(std::chrono::steady_clock::now() - start < 1s);
+            std::this_thread::sleep_for(300ms);
+        }
     }
 
     // Refused before the model loads: a non-loopback address without a key.

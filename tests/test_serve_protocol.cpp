@@ -91,7 +91,8 @@ class TestServeProtocol : public QObject {
         QCOMPARE(r.sampling.top_k, 7);
         QCOMPARE(r.sampling.top_p, 0.8f);
         QCOMPARE(r.sampling.repetition_penalty, 1.0f);
-        QCOMPARE(r.sampling.seed, uint64_t{3});
+        // No seed: none (a random one per request), whatever the defaults hold.
+        QVERIFY(!r.sampling.seed);
     }
 
     void chatRequestVariants() {
@@ -102,7 +103,8 @@ class TestServeProtocol : public QObject {
                 {"role": "user", "content": [{"type": "text", "text": "x"},
                                              {"type": "text", "text": "y"}]}],
                 "stream": null, "max_completion_tokens": 5, "max_tokens": 9, "n": 1,
-                "stop": [], "frequency_penalty": 0, "logprobs": false})",
+                "stop": [], "frequency_penalty": 0, "logprobs": false,
+                "response_format": {"type": "text"}})",
             defaults());
         QCOMPARE(r.messages.system, std::string("A\n\nB"));
         QCOMPARE(r.messages.user, std::string("xy"));
@@ -119,11 +121,11 @@ class TestServeProtocol : public QObject {
         QCOMPARE(r.sampling.top_p, 0.9f);
         QCOMPARE(r.sampling.top_k, 0);
         QCOMPARE(r.sampling.repetition_penalty, 1.05f);
-        QCOMPARE(r.sampling.seed, uint64_t{42});
+        QCOMPARE(r.sampling.seed.value_or(0), uint64_t{42});
         r = parse_chat_request(
             R"({"messages": [{"role": "user", "content": "x"}], "seed": 18446744073709551615})",
             defaults());
-        QCOMPARE(r.sampling.seed, uint64_t{18446744073709551615ull});
+        QCOMPARE(r.sampling.seed.value_or(0), uint64_t{18446744073709551615ull});
         r = parse_chat_request(R"({"messages": [{"role": "user", "content": "x"}],
                                    "temperature": 1.3})",
                                defaults());
@@ -237,6 +239,17 @@ class TestServeProtocol : public QObject {
         QTest::newRow("stream_options") << "{" + user + ", \"stream_options\": 1}"
                                         << "stream_options"
                                         << "object";
+        QTest::newRow("response_format json")
+            << "{" + user + ", \"response_format\": {\"type\": \"json_object\"}}"
+            << "response_format"
+            << "not supported";
+        QTest::newRow("response_format schema")
+            << "{" + user + ", \"response_format\": {\"type\": \"json_schema\"}}"
+            << "response_format"
+            << "not supported";
+        QTest::newRow("response_format shape") << "{" + user + ", \"response_format\": \"json\"}"
+                                               << "response_format"
+                                               << "object";
     }
     void chatRefusals() {
         QFETCH(QString, body);
@@ -267,6 +280,10 @@ class TestServeProtocol : public QObject {
         // Left-out sampling: the defaults whole, repetition penalty included (as the CLI).
         QCOMPARE(r.sampling.repetition_penalty, 1.2f);
         QCOMPARE(r.sampling.top_k, 7);
+        QVERIFY(!r.sampling.seed);  // but a random seed, unless the request gives one
+        QCOMPARE(parse_translate_request(R"({"text": "x", "target": "de", "seed": 9})", defaults())
+                     .sampling.seed.value_or(0),
+                 uint64_t{9});
 
         r = parse_translate_request(
             R"({"text": "x", "target": "zh", "source": "auto", "glossary": {"a": "b"},
@@ -279,7 +296,8 @@ class TestServeProtocol : public QObject {
         QVERIFY(r.sampling.greedy);
         QCOMPARE(r.sampling.repetition_penalty, 1.0f);  // greedy as `mtdesk translate --greedy`
         QVERIFY(r.casing_guard);
-        r = parse_translate_request(R"({"text": "x", "target": "fr", "source": ""})", defaults());
+        r = parse_translate_request(
+            R"({"text": "x", "target": "fr", "source": "", "stream": false})", defaults());
         QVERIFY(r.source == nullptr);
     }
 
@@ -322,6 +340,9 @@ class TestServeProtocol : public QObject {
         QTest::newRow("not JSON") << R"({"text": )"
                                   << ""
                                   << "not valid JSON";
+        QTest::newRow("stream") << R"({"text": "x", "target": "de", "stream": true})"
+                                << "stream"
+                                << "streaming is not supported";
     }
     void translateRefusals() {
         QFETCH(QString, body);
@@ -480,8 +501,8 @@ class TestServeProtocol : public QObject {
         QVERIFY(!is_loopback_host("128.0.0.1"));
     }
 
-    // A real loopback connection: found by its addresses, alive while open, gone once the
-    // client closes it.
+    // A real loopback connection: alive while open; a client that stops sending is only gone
+    // once a write has been refused (it closed), not when it merely half-closed.
     void clientConnection() {
         const int listener = socket(AF_INET, SOCK_STREAM, 0);
         QVERIFY(listener >= 0);
@@ -489,30 +510,50 @@ class TestServeProtocol : public QObject {
         addr.sin_family = AF_INET;
         addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         QCOMPARE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-        QCOMPARE(::listen(listener, 1), 0);
+        QCOMPARE(::listen(listener, 2), 0);
         socklen_t len = sizeof addr;
         getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-        const int client = socket(AF_INET, SOCK_STREAM, 0);
-        QCOMPARE(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-        sockaddr_in peer{};
-        len = sizeof peer;
-        const int accepted = accept(listener, reinterpret_cast<sockaddr*>(&peer), &len);
-        QVERIFY(accepted >= 0);
+        auto connect_one = [&](int& client) {
+            client = socket(AF_INET, SOCK_STREAM, 0);
+            if (::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return -1;
+            return accept(listener, nullptr, nullptr);
+        };
+        // Waits up to 5 s for `condition`.
+        auto eventually = [](const auto& condition) {
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+            while (!condition() && std::chrono::steady_clock::now() < deadline)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return condition();
+        };
 
-        const ClientConnection wrong("127.0.0.1", ntohs(peer.sin_port) + 1, ntohs(addr.sin_port));
-        QVERIFY(!wrong.watched());
-        const ClientConnection c("127.0.0.1", ntohs(peer.sin_port), ntohs(addr.sin_port));
-        QVERIFY(c.watched());
-        QVERIFY(!c.gone());
-        QCOMPARE(write(client, "GET / HTTP/1.1\r\n", 16), ssize_t{16});  // data waiting: alive
-        QVERIFY(!c.gone());
-        close(client);
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        while (!c.gone() && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        QVERIFY(c.gone());
-        close(accepted);
-        close(listener);
+        QVERIFY(!ClientConnection(-1).gone());
+        int half = -1;
+        const int half_accepted = connect_one(half);
+        QVERIFY(half_accepted >= 0);
+        const ClientConnection h(half_accepted);
+        QVERIFY(!h.gone() && !h.stopped_sending());
+        QCOMPARE(write(half, "GET / HTTP/1.1\r\n", 16), ssize_t{16});  // data waiting: alive
+        QVERIFY(!h.gone() && !h.stopped_sending());
+        shutdown(half, SHUT_WR);  // its request is complete; it waits for the answer
+        QVERIFY(eventually([&] { return h.stopped_sending(); }));
+        QCOMPARE(write(half_accepted, "HTTP/1.1 200 OK\r\n", 17), ssize_t{17});
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        QVERIFY(!h.gone());
+        char buf[32];
+        QCOMPARE(read(half, buf, sizeof buf), ssize_t{17});  // and it reads the answer
+
+        int closing = -1;
+        const int closing_accepted = connect_one(closing);
+        QVERIFY(closing_accepted >= 0);
+        const ClientConnection c(closing_accepted);
+        close(closing);
+        QVERIFY(eventually([&] { return c.stopped_sending(); }));
+        QVERIFY(!c.gone());  // closed or half-closed: the socket alone cannot tell
+        QCOMPARE(send(closing_accepted, "x", 1, MSG_NOSIGNAL), ssize_t{1});
+        QVERIFY(eventually([&] { return c.gone(); }));  // the client's reset answers the write
+
+        for (const int fd : {half, half_accepted, closing_accepted, listener})
+            close(fd);
     }
 
     // A chat whose user message is mtdesk's translation prompt is the very prompt the local

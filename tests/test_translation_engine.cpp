@@ -125,6 +125,21 @@ class TestTranslationEngine : public QObject {
         QCOMPARE(*stats.tokens_per_s_p95, speed.back());
     }
 
+    // An answer cut at max_new_tokens says so; one that ended by itself does not.
+    void reachedLimit() {
+        auto engine = make_cpu_engine(Translator::open_cpu(kDemo));
+        Outcomes out;
+        uint64_t whole = 0, cut = 0;
+        out.submit(*engine, job("Could not connect to the server.", "de"), &whole);
+        out.submit(*engine, job("Could not connect to the server.", "de", 1), &cut);
+        QVERIFY(out.wait_for(2));
+        std::lock_guard lock(out.m);
+        QVERIFY(!out.by_id[whole].at(0).reached_limit);
+        QVERIFY(out.by_id[whole].at(0).generated_tokens > 1);
+        QVERIFY(out.by_id[cut].at(0).reached_limit);
+        QCOMPARE(out.by_id[cut].at(0).generated_tokens, 1);
+    }
+
     // Nearest-rank percentiles over a window of the most recent requests; cancelled, failed
     // and token-less requests are not counted.
     void latencyWindow() {

@@ -410,7 +410,7 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(p.top_k, 7);
         QCOMPARE(p.top_p, 0.9f);
         QCOMPARE(p.repetition_penalty, 1.2f);
-        QCOMPARE(p.seed, uint64_t(42));
+        QCOMPARE(p.seed.value_or(0), uint64_t(42));
         QCOMPARE(b.maxNewTokens(), 300);
         QCOMPARE(b.uiLanguage(), QStringLiteral("zh_CN"));
         QCOMPARE(b.fontPointSize(), 17);
@@ -575,6 +575,37 @@ class TestUiMainWindow : public QObject {
         QVERIFY(!target.setCurrentCode(QString()));
         QCOMPARE(target.count(), 38);
         QCOMPARE(picker->count(), 39);
+    }
+
+    // No seed chosen means a random one per translation; a chosen seed is kept; the dialog
+    // shows "Random" for none and keeps it so when accepted.
+    void seedRandomUnlessChosen() {
+        QVERIFY(!Settings().customSampling().seed);
+        QSettings().setValue(QStringLiteral("sampling/seed"), 0);  // what older versions stored
+        QVERIFY(!Settings().customSampling().seed);
+        QSettings().setValue(QStringLiteral("sampling/seed"), 5);  // chosen in an older version
+        QCOMPARE(Settings().customSampling().seed.value_or(0), uint64_t(5));
+        {
+            Settings s;
+            SamplingParams p = s.customSampling();
+            p.seed.reset();
+            s.setCustomSampling(p);
+        }
+        QVERIFY(!Settings().customSampling().seed);
+
+        Settings settings;
+        SettingsDialog dialog(settings);
+        dialog.setModelDirectory(QStringLiteral(MTDESK_DEMO_MODEL_DIR));
+        auto* seed = dialog.findChild<QSpinBox*>(QStringLiteral("seedSpin"));
+        QVERIFY(seed);
+        QCOMPARE(seed->text(), QStringLiteral("Random"));
+        dialog.accept();
+        QVERIFY(!Settings().customSampling().seed);
+        SettingsDialog again(settings);
+        again.setModelDirectory(QStringLiteral(MTDESK_DEMO_MODEL_DIR));
+        again.findChild<QSpinBox*>(QStringLiteral("seedSpin"))->setValue(7);
+        again.accept();
+        QCOMPARE(Settings().customSampling().seed.value_or(0), uint64_t(7));
     }
 
     void settingsDialogShowsInlineError() {

@@ -92,6 +92,14 @@
         <translation>Seed:</translation>
     </message>
     <message>
+        <source>The same seed gives the same translation; Random draws a new one each time.</source>
+        <translation>The same seed gives the same translation; Random draws a new one each time.</translation>
+    </message>
+    <message>
+        <source>Random</source>
+        <translation>Random</translation>
+    </message>
+    <message>
         <source>Most tokens per line:</source>
         <translation>Most tokens per line:</translation>
     </message>

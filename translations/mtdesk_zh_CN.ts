@@ -92,6 +92,14 @@
         <translation>随机种子：</translation>
     </message>
     <message>
+        <source>The same seed gives the same translation; Random draws a new one each time.</source>
+        <translation>相同的随机种子给出相同的译文；“随机”每次抽取新的种子。</translation>
+    </message>
+    <message>
+        <source>Random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
         <source>Most tokens per line:</source>
         <translation>每行最多词元数：</translation>
     </message>

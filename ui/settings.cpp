@@ -25,7 +25,9 @@ const QString kTemperature = QStringLiteral("sampling/temperature");
 const QString kTopK = QStringLiteral("sampling/topK");
 const QString kTopP = QStringLiteral("sampling/topP");
 const QString kRepetition = QStringLiteral("sampling/repetitionPenalty");
-const QString kSeed = QStringLiteral("sampling/seed");
+// "sampling/seed" held 0 for "not chosen" too; the seed chosen now lives under another key.
+const QString kOldSeed = QStringLiteral("sampling/seed");
+const QString kSeed = QStringLiteral("sampling/fixedSeed");
 const QString kMaxTokens = QStringLiteral("sampling/maxNewTokens");
 const QString kGlossary = QStringLiteral("glossary/terms");
 const QString kCasingGuard = QStringLiteral("translation/casingGuard");
@@ -93,7 +95,15 @@ SamplingParams Settings::customSampling() const {
     p.top_k = settings_.value(kTopK, d.top_k).toInt();
     p.top_p = settings_.value(kTopP, d.top_p).toFloat();
     p.repetition_penalty = settings_.value(kRepetition, d.repetition_penalty).toFloat();
-    p.seed = settings_.value(kSeed, 0).toULongLong();
+    bool ok = false;
+    const qulonglong seed = settings_.value(kSeed).toULongLong(&ok);
+    if (ok) {
+        p.seed = seed;
+    } else if (!settings_.contains(kSeed)) {
+        // Settings from before the choice of a random seed: a seed other than 0 was chosen.
+        const qulonglong old = settings_.value(kOldSeed, 0).toULongLong(&ok);
+        if (ok && old != 0) p.seed = old;
+    }
     return p;
 }
 void Settings::setCustomSampling(const SamplingParams& p) {
@@ -101,7 +111,8 @@ void Settings::setCustomSampling(const SamplingParams& p) {
     set(kTopK, p.top_k);
     set(kTopP, p.top_p);
     set(kRepetition, p.repetition_penalty);
-    set(kSeed, QVariant::fromValue<qulonglong>(p.seed));
+    // An empty value, not a missing key: a random seed chosen on purpose.
+    set(kSeed, p.seed ? QVariant::fromValue<qulonglong>(*p.seed) : QVariant(QString()));
 }
 
 int Settings::maxNewTokens() const {

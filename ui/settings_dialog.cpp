@@ -150,7 +150,8 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
     ui_->topKSpin->setValue(p.top_k);
     ui_->topPSpin->setValue(p.top_p);
     ui_->repetitionSpin->setValue(p.repetition_penalty);
-    ui_->seedSpin->setValue(static_cast<int>(std::min<uint64_t>(p.seed, INT32_MAX)));
+    // The spin box's minimum, -1, reads "Random": a fresh seed for every translation.
+    ui_->seedSpin->setValue(p.seed ? static_cast<int>(std::min<uint64_t>(*p.seed, INT32_MAX)) : -1);
     ui_->maxTokensSpin->setValue(settings.maxNewTokens());
     for (QRadioButton* r : {ui_->greedyRadio, ui_->recommendedRadio, ui_->customRadio})
         connect(r, &QRadioButton::toggled, this, &SettingsDialog::updateSamplingEnabled);
@@ -627,7 +628,7 @@ void SettingsDialog::accept() {
     p.top_k = ui_->topKSpin->value();
     p.top_p = static_cast<float>(ui_->topPSpin->value());
     p.repetition_penalty = static_cast<float>(ui_->repetitionSpin->value());
-    p.seed = static_cast<uint64_t>(ui_->seedSpin->value());
+    if (ui_->seedSpin->value() >= 0) p.seed = static_cast<uint64_t>(ui_->seedSpin->value());
     settings_.setCustomSampling(p);
     settings_.setMaxNewTokens(ui_->maxTokensSpin->value());
     settings_.setUiLanguage(ui_->uiLanguageCombo->currentData().toString());

@@ -11,15 +11,14 @@ namespace {
 constexpr std::size_t kMaxBody = 64u << 20;       // a whole (non-streamed) answer
 constexpr std::size_t kMaxErrorBody = 64u << 10;  // enough for any error message
 
-std::string seconds(std::chrono::milliseconds ms) {
-    const double s = static_cast<double>(ms.count()) / 1000.0;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, s == static_cast<long>(s) ? "%.0f s" : "%.1f s", s);
-    return buf;
-}
-
-std::string describe(httplib::Error e, const HttpSettings& settings) {
+// `silent`: how long nothing had come from the server when the exchange failed, which tells a
+// read timeout from a connection the server closed (cpp-httplib reports both as Error::Read).
+std::string describe(httplib::Error e, const HttpSettings& settings,
+                     std::chrono::steady_clock::duration silent) {
     using E = httplib::Error;
+    // A timeout fires after read_timeout of silence; a close comes sooner (allowing for the
+    // scheduler's slack).
+    const bool timed_out = silent >= settings.read_timeout * 9 / 10;
     switch (e) {
         case E::Connection:
             return "cannot connect (connection refused, or the host cannot be reached or "
@@ -27,9 +26,9 @@ std::string describe(httplib::Error e, const HttpSettings& settings) {
         case E::ConnectionTimeout:
             return "no connection within " + seconds(settings.connect_timeout);
         case E::Read:
-            return "the connection broke while reading the answer (closed by the server, or "
-                   "nothing received for " +
-                   seconds(settings.read_timeout) + ")";
+            return timed_out ? "nothing received for " + seconds(settings.read_timeout)
+                             : "the connection was closed by the server before the answer was "
+                               "complete";
         case E::Write:
             return "the connection broke while sending the request";
         case E::SSLConnection:
@@ -49,6 +48,13 @@ std::string describe(httplib::Error e, const HttpSettings& settings) {
 }
 
 }  // namespace
+
+std::string seconds(std::chrono::milliseconds ms) {
+    const double s = static_cast<double>(ms.count()) / 1000.0;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, s == static_cast<long>(s) ? "%.0f s" : "%.1f s", s);
+    return buf;
+}
 
 struct HttpCall::Impl {
     httplib::Client client;
@@ -109,7 +115,9 @@ HttpResponse HttpCall::send(const std::string& method, const std::string& path,
     }
     bool streaming = false;
     bool too_long = false;
+    auto last_heard = std::chrono::steady_clock::now();  // the request sent, or the last bytes
     req.response_handler = [&](const httplib::Response& r) {
+        last_heard = std::chrono::steady_clock::now();
         out.status = r.status;
         out.content_type = r.get_header_value("Content-Type");
         streaming = receiver && r.status / 100 == 2 &&
@@ -117,6 +125,7 @@ HttpResponse HttpCall::send(const std::string& method, const std::string& path,
         return !aborted_;
     };
     req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+        last_heard = std::chrono::steady_clock::now();
         if (aborted_) return false;
         if (streaming) return receiver(std::string_view(data, n));
         const std::size_t limit = out.status / 100 == 2 ? kMaxBody : kMaxErrorBody;
@@ -139,7 +148,8 @@ HttpResponse HttpCall::send(const std::string& method, const std::string& path,
     } else if (!ok && error == httplib::Error::Canceled && out.status != 0) {
         // The receiver stopped reading: the caller knows why; the status stands.
     } else if (!ok) {
-        out.network_error = describe(error, impl_->settings);
+        out.network_error =
+            describe(error, impl_->settings, std::chrono::steady_clock::now() - last_heard);
         // The status line may have come before the connection broke: the stream is incomplete.
     }
     return out;

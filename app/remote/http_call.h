@@ -39,6 +39,9 @@ struct HttpResponse {
     std::string body;
 };
 
+/// A duration as messages give it: "2 s", "0.5 s".
+std::string seconds(std::chrono::milliseconds ms);
+
 /// Receives a successful event-stream body piece by piece; return false to stop reading.
 using BodyReceiver = std::function<bool(std::string_view piece)>;
 

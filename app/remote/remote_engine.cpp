@@ -64,6 +64,10 @@ struct Job {
     Clock::time_point submitted;
     std::atomic<bool> cancelled{false};
     std::shared_ptr<HttpCall> call;  // the request in flight (under the engine's mutex)
+    /// When the request in flight is abandoned (under the engine's mutex); `expired` once the
+    /// reaper has done so.
+    std::optional<Clock::time_point> deadline;
+    std::atomic<bool> expired{false};
 };
 
 /// How one request to one server ended.
@@ -75,6 +79,7 @@ struct Attempt {
     std::optional<int> prompt_tokens, completion_tokens;
     int pieces = 0;  // content chunks received
     std::optional<Clock::time_point> first_text;
+    bool reached_limit = false;  // finish_reason "length", or cut at the max_tokens asked for
 };
 
 class RemoteEngine final : public TranslationEngine {
@@ -97,6 +102,19 @@ class RemoteEngine final : public TranslationEngine {
         http_.connect_timeout = o.connect_timeout;
         http_.read_timeout = o.read_timeout;
         http_.ca_file = o.ca_file;
+        probe_http_ = http_;
+        probe_http_.connect_timeout = std::min(o.connect_timeout, o.probe_timeout);
+        probe_http_.read_timeout = o.probe_timeout;
+        first_rest_ = o.first_rest;
+        max_rest_ = std::max(o.max_rest, o.first_rest);
+        on_notice_ = o.on_notice;
+        admitted_.assign(urls_.size(), true);
+        for (const std::size_t i : o.unverified) {
+            if (i >= urls_.size()) throw Error("unverified server index out of range");
+            admitted_[i] = false;
+        }
+        if (std::none_of(admitted_.begin(), admitted_.end(), [](bool b) { return b; }))
+            throw Error("no server has answered its model list");
         attempts_per_server_ = std::max(1, o.attempts_per_server);
         max_attempts_ = attempts_per_server_ * static_cast<int>(urls_.size());
         failures_.resize(urls_.size());
@@ -108,6 +126,10 @@ class RemoteEngine final : public TranslationEngine {
         for (int i = 0; i < workers; ++i)
             workers_.emplace_back([this] { work(); });
         reaper_ = std::thread([this] { reap(); });
+        probes_.resize(urls_.size());
+        probers_running_ = static_cast<int>(urls_.size()) - admitted_servers();
+        for (std::size_t i = 0; i < urls_.size(); ++i)
+            if (!admitted_[i]) probers_.emplace_back([this, i] { probe(i); });
     }
 
     ~RemoteEngine() override {
@@ -119,6 +141,23 @@ class RemoteEngine final : public TranslationEngine {
         }
         wake_.notify_all();
         reap_wake_.notify_all();
+        probe_wake_.notify_all();
+        // A model-list request in flight is closed, again until it has returned (one still
+        // connecting cannot be shut yet).
+        for (;;) {
+            std::vector<std::shared_ptr<HttpCall>> calls;
+            {
+                std::lock_guard lock(m_);
+                if (probers_running_ == 0) break;
+                for (const auto& c : probes_)
+                    if (c) calls.push_back(c);
+            }
+            for (const auto& c : calls)
+                c->abort();
+            std::this_thread::sleep_for(kAbortRepeat);
+        }
+        for (std::thread& t : probers_)
+            t.join();
         for (std::thread& t : workers_)
             t.join();
         {
@@ -239,17 +278,31 @@ class RemoteEngine final : public TranslationEngine {
         }
     }
 
-    /// Closes the connections of cancelled jobs, again and again until their requests have
-    /// returned: a connection still being opened cannot be shut before it is open.
+    /// Closes the connections of cancelled jobs and of requests past their deadline, again and
+    /// again until their requests have returned: a connection still being opened cannot be
+    /// shut before it is open.
     void reap() {
         std::unique_lock lock(m_);
         for (;;) {
             std::vector<std::shared_ptr<HttpCall>> calls;
-            for (const auto& [id, job] : running_)
-                if (job->cancelled && job->call) calls.push_back(job->call);
+            std::optional<Clock::time_point> next;  // the nearest deadline still to come
+            const auto now = Clock::now();
+            for (const auto& [id, job] : running_) {
+                if (!job->call) continue;
+                if (job->deadline && !job->expired) {
+                    if (now >= *job->deadline)
+                        job->expired = true;
+                    else if (!next || *job->deadline < *next)
+                        next = job->deadline;
+                }
+                if (job->cancelled || job->expired) calls.push_back(job->call);
+            }
             if (reaper_stop_) return;
             if (calls.empty()) {
-                reap_wake_.wait(lock);
+                if (next)
+                    reap_wake_.wait_until(lock, *next);
+                else
+                    reap_wake_.wait(lock);
                 continue;
             }
             lock.unlock();
@@ -321,16 +374,20 @@ class RemoteEngine final : public TranslationEngine {
                 std::unique_lock lock(m_);
                 ++waiting_;
                 bool got = false;
+                std::vector<bool> skip(n);  // tried in this round, or not admitted yet
                 while (!got) {
                     if (job.cancelled || stopping_) break;
                     absorb();
-                    if (std::all_of(tried.begin(), tried.end(), [](bool b) { return b; })) {
+                    for (std::size_t i = 0; i < n; ++i)
+                        skip[i] = tried[i] || !admitted_[i];
+                    if (std::all_of(skip.begin(), skip.end(), [](bool b) { return b; })) {
                         if (round_refused || attempts >= max_attempts_) break;
                         tried.assign(n, false);  // another round, once the servers have rested
                         round_refused = true;
+                        continue;
                     }
                     const auto now = Clock::now();
-                    if (auto s = pool_.acquire(now, tried)) {
+                    if (auto s = pool_.acquire(now, skip)) {
                         server = *s;
                         got = true;
                     } else if (all_down(now)) {
@@ -339,7 +396,7 @@ class RemoteEngine final : public TranslationEngine {
                         for (std::size_t i = 0; i < n; ++i)
                             if (errors[i].empty()) errors[i] = failures_[i].error;
                         break;
-                    } else if (auto ready = pool_.next_ready(now, tried)) {
+                    } else if (auto ready = pool_.next_ready(now, skip)) {
                         wake_.wait_until(lock, *ready);
                     } else {
                         wake_.wait(lock);  // for a free slot
@@ -347,21 +404,27 @@ class RemoteEngine final : public TranslationEngine {
                 }
                 --waiting_;
                 if (!got) {
+                    const std::string message = failure_message(errors);
                     lock.unlock();
                     if (job.cancelled || stopping_) return cancelled();
                     outcome.text.clear();
-                    outcome.error = failure_message(errors);
+                    outcome.error = message;
                     return finish(JobOutcome::Status::Failed);
                 }
                 if (attempts > 0) ++retried_;
                 job.call = std::make_shared<HttpCall>(urls_[server], http_);
+                job.deadline = Clock::now() + http_.read_timeout * kAnswerDeadlineFactor;
+                job.expired = false;
             }
+            reap_wake_.notify_all();  // a deadline to watch
 
             Attempt a = request(job, server, body, emitted, diverged);
             if (!first_text && a.first_text) first_text = a.first_text;
+            std::string notice;
             {
                 std::lock_guard lock(m_);
                 job.call.reset();
+                job.deadline.reset();
                 const auto now = Clock::now();
                 // Faults, and refusals that every request would get (a wrong key or model),
                 // make the server rest and are shared with the other jobs (absorb above).
@@ -369,6 +432,10 @@ class RemoteEngine final : public TranslationEngine {
                     a.kind == Attempt::Kind::ServerFault ||
                     (a.kind == Attempt::Kind::Refused && server_config_status(a.status));
                 if (shared) {
+                    // Said once per outage, and only where other servers carry on.
+                    if (!pool_.resting(server, now) && admitted_servers() > 1)
+                        notice = urls_[server].text + ": " + a.error +
+                                 "; its segments go to the other servers for now";
                     pool_.failed(server, now);
                     ServerFailure& f = failures_[server];
                     ++f.count;
@@ -382,12 +449,14 @@ class RemoteEngine final : public TranslationEngine {
                 }
             }
             wake_.notify_all();  // a slot is free, or a server rests
+            if (!notice.empty() && on_notice_) on_notice_(notice);
 
             switch (a.kind) {
                 case Attempt::Kind::Ok:
                     outcome.text = clean_output(job.job, a.raw);
                     outcome.prompt_tokens = a.prompt_tokens.value_or(0);
                     outcome.generated_tokens = a.completion_tokens.value_or(a.pieces);
+                    outcome.reached_limit = a.reached_limit;
                     return finish(JobOutcome::Status::Done);
                 case Attempt::Kind::Cancelled:
                     return cancelled();
@@ -402,11 +471,58 @@ class RemoteEngine final : public TranslationEngine {
         }
     }
 
-    /// Whether every server has failed attempts_per_server times in a row and rests.
+    /// Asks an unverified server for its model list until it answers with one (then it gets
+    /// requests like the others), resting between tries as a failing server does.
+    void probe(std::size_t server) {
+        auto rest = first_rest_;
+        for (;;) {
+            std::shared_ptr<HttpCall> call;
+            {
+                std::lock_guard lock(m_);
+                if (stopping_) break;
+                call = probes_[server] = std::make_shared<HttpCall>(urls_[server], probe_http_);
+            }
+            const HttpResponse r = call->get(urls_[server].endpoint("/models"));
+            bool answered = r.network_error.empty() && r.status == 200;
+            if (answered) {
+                try {
+                    answered = !parse_model_list(r.body).empty();
+                } catch (const std::exception&) {
+                    answered = false;
+                }
+            }
+            {
+                std::unique_lock lock(m_);
+                probes_[server].reset();
+                if (answered) admitted_[server] = true;
+                if (!answered && !stopping_)
+                    probe_wake_.wait_for(lock, rest, [&] { return stopping_; });
+                if (stopping_ || answered) break;
+            }
+            rest = std::min(rest * 2, max_rest_);
+        }
+        bool admitted = false;
+        {
+            std::lock_guard lock(m_);
+            admitted = admitted_[server];
+            --probers_running_;
+        }
+        if (!admitted) return;
+        wake_.notify_all();  // jobs waiting for a server
+        if (on_notice_) on_notice_(urls_[server].text + " answers now; it gets segments too");
+    }
+
+    /// Whether every admitted server has failed attempts_per_server times in a row and rests.
     bool all_down(Clock::time_point now) const {
         for (std::size_t i = 0; i < urls_.size(); ++i)
-            if (pool_.failures(i) < attempts_per_server_ || !pool_.resting(i, now)) return false;
+            if (admitted_[i] &&
+                (pool_.failures(i) < attempts_per_server_ || !pool_.resting(i, now)))
+                return false;
         return true;
+    }
+
+    int admitted_servers() const {
+        return static_cast<int>(std::count(admitted_.begin(), admitted_.end(), true));
     }
 
     /// "http://a:8000: HTTP 401 Unauthorized: invalid API key; http://b:8000: cannot connect".
@@ -415,8 +531,12 @@ class RemoteEngine final : public TranslationEngine {
                                             : "no server could translate the segment: ";
         bool first = true;
         for (std::size_t i = 0; i < urls_.size(); ++i) {
-            if (errors[i].empty()) continue;
-            out += (first ? "" : "; ") + urls_[i].text + ": " + errors[i];
+            const std::string why =
+                !errors[i].empty() ? errors[i]
+                : admitted_[i]     ? std::string()
+                               : std::string("has not answered its model list, so was not used");
+            if (why.empty()) continue;
+            out += (first ? "" : "; ") + urls_[i].text + ": " + why;
             first = false;
         }
         return out;
@@ -437,6 +557,9 @@ class RemoteEngine final : public TranslationEngine {
         SseParser parser;
         bool complete = false;  // [DONE] or a finish reason came
         std::string stream_error;
+        // Content chunks beyond the tokens asked for (a chunk holds one token or more): the
+        // server does not stop, and is cut off here.
+        const int max_tokens = max_tokens_for(job.job);
 
         auto emit = [&] {
             if (diverged || !job.callbacks.on_text) return;
@@ -492,8 +615,18 @@ class RemoteEngine final : public TranslationEngine {
             }
             if (c.prompt_tokens) a.prompt_tokens = c.prompt_tokens;
             if (c.completion_tokens) a.completion_tokens = c.completion_tokens;
-            if (!c.content.empty()) on_piece(c.content);
-            if (c.finish_reason) complete = true;  // usage may follow, then [DONE]
+            if (!c.content.empty()) {
+                if (a.pieces >= max_tokens) {
+                    a.reached_limit = true;
+                    complete = true;
+                    return false;
+                }
+                on_piece(c.content);
+            }
+            if (c.finish_reason) {
+                complete = true;  // usage may follow, then [DONE]
+                if (*c.finish_reason == "length") a.reached_limit = true;
+            }
             return true;
         };
         const HttpResponse r = call->post_json(urls_[server].endpoint("/chat/completions"), body,
@@ -507,6 +640,14 @@ class RemoteEngine final : public TranslationEngine {
                                                    }
                                                    return !job.cancelled.load();
                                                });
+        if (job.expired && !job.cancelled) {
+            a.kind = Attempt::Kind::ServerFault;
+            a.error = "no complete answer within " +
+                      seconds(std::chrono::duration_cast<std::chrono::milliseconds>(
+                          http_.read_timeout * kAnswerDeadlineFactor)) +
+                      " (" + std::to_string(a.pieces) + " pieces of the translation came)";
+            return a;
+        }
         if (r.aborted || job.cancelled) {
             a.kind = Attempt::Kind::Cancelled;
             return a;
@@ -525,7 +666,7 @@ class RemoteEngine final : public TranslationEngine {
         if (!r.network_error.empty() && !complete) {
             std::string why = r.network_error;
             if (a.pieces > 0)
-                why += " after " + std::to_string(a.pieces) + " pieces of the translation";
+                why += " (" + std::to_string(a.pieces) + " pieces of the translation had come)";
             return fault(why);
         }
         if (r.status / 100 != 2) {
@@ -542,6 +683,7 @@ class RemoteEngine final : public TranslationEngine {
                 a.prompt_tokens = c.prompt_tokens;
                 a.completion_tokens = c.completion_tokens;
                 if (!c.content.empty()) on_piece(c.content);
+                a.reached_limit = c.finish_reason == "length";
                 complete = true;
             } catch (const std::exception& ex) {
                 return fault(ex.what());
@@ -555,13 +697,20 @@ class RemoteEngine final : public TranslationEngine {
     std::vector<ServerUrl> urls_;
     RemoteModel model_;
     HttpSettings http_;
+    HttpSettings probe_http_;  // model-list requests to unverified servers
+    std::chrono::milliseconds first_rest_{500}, max_rest_{30000};
+    std::function<void(const std::string&)> on_notice_;
     std::string device_;
     int attempts_per_server_ = 1;
     int max_attempts_ = 1;
 
     mutable std::mutex m_;
-    std::condition_variable wake_;       // workers: a job, a free slot, a rested server, stop
-    std::condition_variable reap_wake_;  // the reaper: a cancelled job, stop
+    std::condition_variable wake_;        // workers: a job, a free slot, a rested server, stop
+    std::condition_variable reap_wake_;   // the reaper: a cancelled job, a deadline, stop
+    std::condition_variable probe_wake_;  // probers resting: stop
+    std::vector<bool> admitted_;          // by server: may get requests (its models answered)
+    std::vector<std::shared_ptr<HttpCall>> probes_;  // by server: a model-list request in flight
+    int probers_running_ = 0;
     ServerPool pool_;
     std::vector<ServerFailure> failures_;  // by server
     std::deque<std::shared_ptr<Job>> queue_;
@@ -578,6 +727,7 @@ class RemoteEngine final : public TranslationEngine {
     bool stopping_ = false;
     bool reaper_stop_ = false;
     std::vector<std::thread> workers_;
+    std::vector<std::thread> probers_;
     std::thread reaper_;
 };
 

@@ -67,7 +67,7 @@ std::string chat_request_body(const TranslationJob& job, const RemoteModel& mode
         body["temperature"] = decimal(s.temperature);
         body["top_p"] = decimal(s.top_p);
         if (s.top_k > 0) body["top_k"] = s.top_k;  // 0 = off is each server's default
-        body["seed"] = s.seed;
+        if (s.seed) body["seed"] = *s.seed;        // absent: each server draws a random one
     }
     if (s.repetition_penalty != 1.0f) body["repetition_penalty"] = decimal(s.repetition_penalty);
     return body.dump();

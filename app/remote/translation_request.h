@@ -38,7 +38,8 @@ int max_tokens_for(const TranslationJob& job);
 
 /// The JSON body of a streaming POST /v1/chat/completions for `job`: model, one user message,
 /// "stream": true with usage in the last chunk, max_tokens, and the sampling: greedy as
-/// temperature 0; otherwise temperature, top_p, top_k (left out when 0 = off) and seed;
+/// temperature 0; otherwise temperature, top_p, top_k (left out when 0 = off) and seed (left
+/// out when the job has none: each server then draws a random one);
 /// repetition_penalty whenever it is not 1.
 std::string chat_request_body(const TranslationJob& job, const RemoteModel& model);
 

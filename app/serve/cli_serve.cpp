@@ -145,8 +145,8 @@ int cmd_serve(const QStringList& args) {
                         "one). /v1/translate cuts its text to fit instead."),
          QStringLiteral("N"), QStringLiteral("0")},
         {QStringLiteral("max-tokens"),
-         QStringLiteral("Most tokens one answer may ask for (and the bound when a request "
-                        "gives none)."),
+         QStringLiteral("Most tokens of one answer: a request asking for more, or for "
+                        "none, is cut there."),
          QStringLiteral("N"), QStringLiteral("1024")},
         {QStringLiteral("threads"),
          QStringLiteral("Requests answered at once (0: from the engine's batch)."),

@@ -108,18 +108,13 @@ void Endpoints::check_model(const std::string& requested) const {
         "invalid_request_error", "model", "model_not_found");
 }
 
-int Endpoints::check_max_tokens(const std::optional<int>& requested, const char* param) const {
-    const int n = requested.value_or(limits_.max_tokens);
-    if (n > limits_.max_tokens)
-        throw ApiError(400,
-                       "max_tokens is too large: " + std::to_string(n) +
-                           "; this server answers with at most " +
-                           std::to_string(limits_.max_tokens) + " tokens",
-                       "invalid_request_error", param);
-    return n;
+int Endpoints::max_tokens(const std::optional<int>& requested) const {
+    // More than the limit is not refused but cut (finish_reason "length"), as vLLM does with
+    // its context: a client that asks generously, as mtdesk's own does, still gets its answer.
+    return std::min(requested.value_or(limits_.max_tokens), limits_.max_tokens);
 }
 
-Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client_gone) {
+Reply Endpoints::chat(std::string_view body, const ClientWatch& client) {
     auto in_flight = std::make_shared<InFlight>(in_flight_);
     if (stopping_) throw unavailable();
     ChatRequest req = parse_chat_request(body, translator_.recommended_sampling());
@@ -132,7 +127,7 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
     // and a chat is never cut into pieces (whose joining is the target's only other use).
     job.request.target = find_language("en");
     job.options.sampling = req.sampling;
-    job.options.max_new_tokens = check_max_tokens(req.max_tokens, "max_tokens");
+    job.options.max_new_tokens = max_tokens(req.max_tokens);
     // The answer is the model's output with the clean-up alone: the casing guard and the
     // formatted prompt's unwrapping need the source segment, which only the client knows.
     job.options.casing_guard = false;
@@ -172,7 +167,7 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
             }
             if (stopping_) {
                 channel->cancel();  // its outcome (Cancelled) ends the loop
-            } else if (client_gone()) {
+            } else if (client.gone()) {
                 channel->cancel();
                 ++disconnects_;
                 return json_reply({}, 499);  // nobody reads it
@@ -183,12 +178,21 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
     Reply r;
     r.content_type = "text/event-stream";
     const bool usage_chunk = req.include_usage;
-    r.stream = [this, channel, header, usage_chunk, bound, client_gone,
-                in_flight](const Writer& write) {
+    r.stream = [this, channel, header, usage_chunk, bound, client, in_flight](const Writer& write) {
         auto gone = [&] {
             channel->cancel();
             ++disconnects_;
             return false;
+        };
+        // Once the client has stopped sending, one comment (which event-stream clients skip)
+        // tells: a client that closed answers it with a reset, which gone() sees on the next
+        // look; a half-closed one reads it and the stream goes on.
+        bool probed = false;
+        auto client_left = [&] {
+            if (client.gone()) return true;
+            if (probed || !client.stopped_sending || !client.stopped_sending()) return false;
+            probed = true;
+            return !write(": waiting for the model\n\n");
         };
         if (!write(sse_event(chat_chunk_body(header, "assistant", "", std::nullopt, usage_chunk))))
             return gone();
@@ -220,7 +224,7 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
             }
             if (stopping_) {
                 channel->cancel();
-            } else if (client_gone()) {
+            } else if (client_left()) {
                 return gone();
             }
         }
@@ -229,7 +233,7 @@ Reply Endpoints::chat(std::string_view body, const std::function<bool()>& client
     return r;
 }
 
-Reply Endpoints::translate(std::string_view body, const std::function<bool()>& client_gone) {
+Reply Endpoints::translate(std::string_view body, const ClientWatch& client) {
     InFlight in_flight(in_flight_);
     const auto start = Clock::now();
     if (stopping_) throw unavailable();
@@ -237,7 +241,7 @@ Reply Endpoints::translate(std::string_view body, const std::function<bool()>& c
     check_model(req.model);
     TranslateOptions options;
     options.sampling = req.sampling;
-    options.max_new_tokens = check_max_tokens(req.max_tokens, "max_tokens");
+    options.max_new_tokens = max_tokens(req.max_tokens);
     options.casing_guard = req.casing_guard;
 
     // As `mtdesk translate` does with standard input: line by line (a long line is cut at
@@ -275,7 +279,7 @@ Reply Endpoints::translate(std::string_view body, const std::function<bool()>& c
             while (!(o = channels[i]->wait_done(kPoll))) {
                 if (stopping_) {
                     cancel_all();
-                } else if (client_gone()) {
+                } else if (client.gone()) {
                     cancel_all();
                     disconnects_ += std::count_if(channels.begin(), channels.end(),
                                                   [](const auto& c) { return c && !c->done(); });

@@ -23,13 +23,22 @@ struct Limits {
     /// Most tokens a prompt may have (0: the model's context less one, the least room an answer
     /// needs).
     int max_prompt_tokens = 0;
-    /// Most tokens one answer may ask for (max_tokens), also the bound when a request gives
-    /// none; for /v1/translate it applies to each line.
+    /// Most tokens one answer has: a request asking for more (max_tokens) gets this many at
+    /// most, also when it gives none; for /v1/translate it applies to each line.
     int max_tokens = 1024;
 };
 
 /// Writes bytes to the client; false once the client is gone.
 using Writer = std::function<bool(std::string_view bytes)>;
+
+/// What a request's handler can tell about its client while it waits for the engine.
+struct ClientWatch {
+    /// True once the client is known to be gone (the connection reset or broken).
+    std::function<bool()> gone;
+    /// True once the client has finished sending: it closed the connection, or only its sending
+    /// side and still reads the answer; a write tells which (then gone() answers). May be empty.
+    std::function<bool()> stopped_sending;
+};
 
 /// An answer: a whole body, or a stream written by `stream` (then `body` is unused).
 struct Reply {
@@ -56,13 +65,15 @@ class Endpoints {
     Reply models() const;
     /// GET /v1/models/{id}: the model, or 404 for another id.
     Reply model(std::string_view id) const;
-    /// POST /v1/chat/completions. `client_gone` tells whether the client has left (checked
-    /// while waiting; its job is then cancelled). Throws ApiError for a request it refuses.
-    Reply chat(std::string_view body, const std::function<bool()>& client_gone);
+    /// POST /v1/chat/completions. `client` tells whether the client has left (checked while
+    /// waiting; its job is then cancelled): a streamed answer writes an SSE comment once the
+    /// client has stopped sending, to tell a half-closed client (which reads on) from one that
+    /// has gone. Throws ApiError for a request it refuses.
+    Reply chat(std::string_view body, const ClientWatch& client);
     /// POST /v1/translate: every non-blank line of the text one job, all submitted at once, the
     /// answer put together as `mtdesk translate` does (blank lines and each line's surrounding
     /// spaces kept). Throws ApiError for a request it refuses.
-    Reply translate(std::string_view body, const std::function<bool()>& client_gone);
+    Reply translate(std::string_view body, const ClientWatch& client);
 
     /// From any thread: requests being answered cancel their jobs and end (503, or an error
     /// event in a stream); new ones are refused with 503.
@@ -72,7 +83,7 @@ class Endpoints {
     class InFlight;
 
     void check_model(const std::string& requested) const;
-    int check_max_tokens(const std::optional<int>& requested, const char* param) const;
+    int max_tokens(const std::optional<int>& requested) const;
 
     TranslationEngine& engine_;
     const Translator& translator_;

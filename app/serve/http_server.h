@@ -1,7 +1,9 @@
 #pragma once
 // The HTTP side of `mtdesk serve` (cpp-httplib, whose header stays in http_server.cpp): the
-// routes, the API key, the body size limit, JSON errors in OpenAI's shape for every refusal
-// (401, 404, 405, 413, ...), streamed answers, and a stop that ends open requests.
+// routes, the API key, the body size limit (checked as the body arrives), JSON errors in
+// OpenAI's shape for every refusal (400, 401, 404, 405, 413, ...), streamed answers, one
+// connection loop that answers pipelined requests in order and bounds slow and idle clients,
+// and a stop that ends open requests.
 
 #include <cstddef>
 #include <memory>
@@ -16,13 +18,15 @@ namespace mtdesk::serve {
 /// How `mtdesk serve` listens and what it accepts.
 struct ServerOptions {
     std::string host = "127.0.0.1";
-    int port = 8080;      ///< 0: any free port (bind() says which)
-    std::string api_key;  ///< required as "Authorization: Bearer <key>" on /v1/ when not empty
+    int port = 8080;  ///< 0: any free port (bind() says which)
+    /// Required as "Authorization: Bearer <key>" on /v1/ when not empty (the scheme in any case).
+    std::string api_key;
     std::string model_name;
     Limits limits;
     std::size_t max_body_bytes = 1u << 20;
-    /// Requests answered at once (each waits on one thread); more wait for a thread. 0: twice
-    /// the engine's batch plus 8, at least 16.
+    /// Requests answered at once (each waits on one thread); more wait for a thread, and while
+    /// they do, idle keep-alive connections are closed. 0: twice the engine's batch plus 8, at
+    /// least 64.
     int threads = 0;
     bool log_requests = true;  ///< one line per request on stderr
 };

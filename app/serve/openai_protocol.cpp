@@ -136,6 +136,16 @@ void refuse_unsupported(const json& j) {
     for (const char* name : {"tools", "functions"})
         if (const json* f = field(j, name); f && !(f->is_array() && f->empty()))
             throw bad("tool calls are not supported by this server", name);
+    if (const json* format = field(j, "response_format")) {
+        // {"type": "text"} is what every answer is; JSON modes would need constrained decoding.
+        const json* type = format->is_object() ? field(*format, "type") : nullptr;
+        if (!type || !type->is_string())
+            throw bad("'response_format' must be an object with a \"type\"", "response_format");
+        if (type->get<std::string>() != "text")
+            throw bad("response_format '" + type->get<std::string>() +
+                          "' is not supported by this server (only \"text\")",
+                      "response_format");
+    }
     for (const char* name : {"frequency_penalty", "presence_penalty"})
         if (const auto v = number_field(j, name); v && *v != 0)
             throw bad(std::string("'") + name +
@@ -310,6 +320,7 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
     refuse_unsupported(j);
     r.sampling = defaults;
     r.sampling.repetition_penalty = 1.0f;
+    r.sampling.seed.reset();  // the request's own, or a random one per request
     read_sampling(j, r.sampling);
     return r;
 }
@@ -331,8 +342,16 @@ TranslateRequest parse_translate_request(std::string_view body, const SamplingPa
     r.glossary = glossary_field(j);
     r.max_tokens = max_tokens_field(j);
     r.casing_guard = bool_field(j, "casing_guard").value_or(true);
+    // The answer is one JSON object, whole: a client asking for a stream would wait for events
+    // that never come.
+    if (bool_field(j, "stream").value_or(false))
+        throw bad(
+            "/v1/translate answers whole; streaming is not supported here (stream "
+            "translations through /v1/chat/completions)",
+            "stream");
     r.sampling = defaults;
     if (bool_field(j, "greedy").value_or(false)) r.sampling = SamplingParams::greedy_decoding();
+    r.sampling.seed.reset();  // the request's own, or a random one per line
     read_sampling(j, r.sampling);
     return r;
 }

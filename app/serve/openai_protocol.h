@@ -53,12 +53,14 @@ struct ChatRequest {
 
 /// Parses and checks a chat completion request. Sampling fields left out take the values of
 /// `defaults` (the model's recommended sampling), except repetition_penalty, which is 1 (off)
-/// unless given (the OpenAI API has no such parameter, so its clients expect none); temperature
-/// 0 means greedy decoding. Message content is a string or a list of {"type": "text", "text"}
+/// unless given (the OpenAI API has no such parameter, so its clients expect none), and seed,
+/// which stays absent (a random seed per request, as OpenAI and vLLM do); temperature 0 means
+/// greedy decoding. Message content is a string or a list of {"type": "text", "text"}
 /// parts. Throws ApiError (400) naming the offending field for malformed JSON, a missing or
 /// empty message list, an assistant or tool turn, a last message that is not the user's,
 /// non-text content, out-of-range sampling values, n other than 1, stop sequences, logprobs,
-/// tools, and non-zero frequency or presence penalties (none of which the engine has).
+/// tools, a response_format other than {"type": "text"}, and non-zero frequency or presence
+/// penalties (none of which the engine has).
 ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults);
 
 /// A parsed POST /v1/translate.
@@ -78,7 +80,8 @@ struct TranslateRequest {
 /// "glossary", "max_tokens", "casing_guard" and the sampling fields of the chat request are
 /// optional, plus "greedy": true for greedy decoding without a repetition penalty (as
 /// `mtdesk translate --greedy`). Left-out sampling fields take `defaults` whole, as `mtdesk
-/// translate` does. Throws ApiError (400) naming the field.
+/// translate` does, except seed (absent: random). Throws ApiError (400) naming the field, also
+/// for "stream": true (the answer is one JSON object).
 TranslateRequest parse_translate_request(std::string_view body, const SamplingParams& defaults);
 
 /// Token counts of an answer.

@@ -32,6 +32,7 @@
 #include "mtdesk/error.h"
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/runtime/latency_window.h"
+#include "mtdesk/runtime/sampling.h"
 #include "mtdesk/translate/casing_guard.h"
 #include "mtdesk/translate/segmenter.h"
 
@@ -125,6 +126,8 @@ class CudaEngine final : public TranslationEngine {
     uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
         auto j = std::make_unique<Job>();
         j->job = std::move(job);
+        // One seed for every piece and step of the job (random when the request gave none).
+        j->job.options.sampling = with_seed(j->job.options.sampling);
         j->callbacks = std::move(callbacks);
         j->submitted = Clock::now();
         std::lock_guard lock(mutex_);
@@ -362,6 +365,9 @@ class CudaEngine final : public TranslationEngine {
             first = false;
             o.text += clean_translation_output(s->raw, job.job.request.formatted);
             o.generated_tokens += s->generated();
+            o.reached_limit =
+                o.reached_limit ||
+                s->at_limit(s->tokens.size(), model_->config().max_position_embeddings);
         }
         // As Translator::translate does: source acronyms and brand names keep their casing.
         if (job.job.options.casing_guard && !job.job.request.chat)
@@ -522,7 +528,7 @@ class CudaEngine final : public TranslationEngine {
             p.top_k = sp.top_k;
             p.top_p = sp.top_p;
             p.repetition_penalty = sp.repetition_penalty;
-            p.seed = sp.seed * 0x100000001B3ull + static_cast<uint64_t>(s.piece);
+            p.seed = sp.seed.value_or(0) * 0x100000001B3ull + static_cast<uint64_t>(s.piece);
             // A pending token counts: the same draw as when it had been read before this step.
             p.step = static_cast<uint64_t>(s.generated());
             histories[r] = s.tokens;

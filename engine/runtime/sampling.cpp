@@ -34,7 +34,18 @@ int32_t argmax(std::span<const float> logits) {
 
 }  // namespace
 
-Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
+uint64_t random_seed() {
+    std::random_device device;
+    // random_device yields 32 bits a call.
+    return (static_cast<uint64_t>(device()) << 32) | device();
+}
+
+SamplingParams with_seed(SamplingParams params) {
+    if (!params.seed) params.seed = random_seed();
+    return params;
+}
+
+Sampler::Sampler(const SamplingParams& params) : params_(with_seed(params)), rng_(*params_.seed) {
     if (!params.greedy && !(params.temperature > 0.0f && std::isfinite(params.temperature))) {
         throw Error("sampling temperature must be > 0, got " + std::to_string(params.temperature));
     }

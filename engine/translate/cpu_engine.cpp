@@ -11,6 +11,7 @@
 #include "mtdesk/cpu/cpu_model.h"
 #include "mtdesk/error.h"
 #include "mtdesk/runtime/latency_window.h"
+#include "mtdesk/runtime/sampling.h"
 #include "mtdesk/translate/translation_engine.h"
 
 namespace mtdesk {
@@ -43,6 +44,8 @@ class CpuEngine final : public TranslationEngine {
     }
 
     uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        // One seed for every piece of the job (random when the request gave none).
+        job.options.sampling = with_seed(job.options.sampling);
         std::lock_guard lock(mutex_);
         const uint64_t id = ++last_id_;
         queue_.push_back({id, std::move(job), std::move(callbacks), Clock::now()});
@@ -151,6 +154,7 @@ class CpuEngine final : public TranslationEngine {
                 translator_->translate(entry.job.request, entry.job.options, on_text);
             outcome.prompt_tokens = r.prompt_tokens;
             outcome.generated_tokens = static_cast<int>(r.generation.tokens.size());
+            outcome.reached_limit = r.generation.finish == FinishReason::Length;
             if (r.generation.finish == FinishReason::Cancelled) {
                 outcome.status = JobOutcome::Status::Cancelled;
                 outcome.text = so_far;

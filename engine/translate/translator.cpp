@@ -213,7 +213,8 @@ TranslationResult Translator::translate_segment(const PromptRequest& request,
     const bool joined_without_spaces =
         request.target && (is_chinese(*request.target) || request.target->code == "ja");
     TranslationResult all;
-    bool first = true, first_piece = true;
+    bool first = true;
+    bool cut = false;  // a piece reached its token limit
     for (std::string_view piece : split_to_budget(request.text, budget, count)) {
         const auto b = piece.find_first_not_of(" \t");
         if (b == std::string_view::npos) continue;
@@ -233,10 +234,11 @@ TranslationResult Translator::translate_segment(const PromptRequest& request,
                                      r.generation.tokens.end());
         all.generation.prefill_ms += r.generation.prefill_ms;
         all.generation.decode_ms += r.generation.decode_ms;
-        // A piece cut at its length leaves the whole answer cut, whatever the later pieces did.
-        if (all.generation.finish != FinishReason::Length || first_piece)
-            all.generation.finish = r.generation.finish;
-        first_piece = false;
+        // A piece cut at its limit leaves the whole cut, whatever the later pieces did.
+        cut = cut || r.generation.finish == FinishReason::Length;
+        all.generation.finish = cut && r.generation.finish != FinishReason::Cancelled
+                                    ? FinishReason::Length
+                                    : r.generation.finish;
         if (r.generation.finish == FinishReason::Cancelled) break;
     }
     return all;

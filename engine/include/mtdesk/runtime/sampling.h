@@ -5,6 +5,7 @@
 // softmax and a draw from a seeded RNG.
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 
@@ -16,7 +17,9 @@ struct SamplingParams {
     int top_k = 20;                    ///< 0 = off
     float top_p = 0.6f;                ///< 1 = off
     float repetition_penalty = 1.05f;  ///< 1 = off
-    uint64_t seed = 0;
+    /// The draws' seed: the same seed and parameters give the same tokens. Absent: a fresh
+    /// random seed for each job (as OpenAI's and vLLM's APIs do without "seed").
+    std::optional<uint64_t> seed;
 
     /// Hunyuan-MT / HY-MT1.5 recommended: top_k 20, top_p 0.6, repetition_penalty 1.05,
     /// temperature 0.7.
@@ -30,11 +33,18 @@ struct SamplingParams {
     }
 };
 
+/// A fresh seed from std::random_device, for requests that give none.
+uint64_t random_seed();
+
+/// `params` with its seed set: the given one, or random_seed() when absent. Engines call it
+/// when they accept a job, so that every piece and step of the job draws from one seed.
+SamplingParams with_seed(SamplingParams params);
+
 /// Picks tokens. One instance per sequence (it owns the sequence's RNG).
 class Sampler {
   public:
     /// Throws Error for out-of-range parameters (temperature <= 0 when sampling, top_p outside
-    /// (0, 1], repetition_penalty <= 0, top_k < 0).
+    /// (0, 1], repetition_penalty <= 0, top_k < 0). Without a seed it draws from random_seed().
     explicit Sampler(const SamplingParams& params);
 
     /// Chooses the next token. `logits`: [vocab] fp32, modified in place (left as the processed

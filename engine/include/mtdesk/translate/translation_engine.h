@@ -30,6 +30,9 @@ struct JobOutcome {
     std::string error;  ///< Failed: what went wrong, for the user
     int prompt_tokens = 0;
     int generated_tokens = 0;
+    /// Done: generation stopped at a token limit (the job's max_new_tokens, the output bound,
+    /// a server's own limit) instead of ending by itself, in some piece: probably cut short.
+    bool reached_limit = false;
     double queued_ms = 0;  ///< submit → the engine starts the job
     double ttft_ms = 0;    ///< start → first generated token
     double total_ms = 0;   ///< start → end
