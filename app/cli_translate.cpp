@@ -366,12 +366,7 @@ int cmd_translate(const QStringList& args) {
                     out += single_line(o.text);
                     warn_missing_terms("stdin: line " + std::to_string(i + 1),
                                        Glossary::check(o.text, entries[i]));
-                    const Translator& t = *gpu->translator();
-                    const int source_tokens =
-                        static_cast<int>(t.tokenizer().encode(lines[i].body).size());
-                    if (o.generated_tokens >=
-                        t.output_bound(source_tokens, o.prompt_tokens, options.max_new_tokens))
-                        warn_cut_short(i + 1);
+                    if (o.reached_limit) warn_cut_short(i + 1);
                 } else {
                     std::fprintf(stderr, "mtdesk: stdin: line %zu: %s\n", i + 1, o.error.c_str());
                     ++failed;

@@ -59,6 +59,11 @@ int translate_stdin(TranslationEngine& engine, const PromptRequest& request,
             const JobOutcome o = outcomes[i].get();
             if (o.status == JobOutcome::Status::Done) {
                 out += single_line(o.text);
+                if (o.reached_limit)
+                    std::fprintf(stderr,
+                                 "mtdesk: stdin: line %zu: the translation reached the token "
+                                 "limit and may be cut short\n",
+                                 i + 1);
             } else {
                 std::fprintf(stderr, "mtdesk: stdin: line %zu: %s\n", i + 1, o.error.c_str());
                 ++failed;
