@@ -179,8 +179,7 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
                "total");
     for (CpuTier t : all_cpu_tiers()) {
         const MemoryEstimate e = estimate_cpu_memory(c, t);
-        // choose_cpu_tier leaves a tenth of what is available to the rest of the system.
-        const bool fits = !available || e.total() <= *available - *available / 10;
+        const bool fits = !available || e.total() <= usable_cpu_memory(*available);
         fmt::print("  {:<5} {:>12} {:>12} {:>12} {:>12}{}\n", cpu_tier_name(t),
                    human_bytes(e.weights), human_bytes(e.kv_cache), human_bytes(e.workspace),
                    human_bytes(e.total()), fits ? "" : "  does not fit");

@@ -395,46 +395,38 @@ void SettingsDialog::updateEstimates() {
     };
     const QString none = QStringLiteral("–");
     int row = 0;
-    // The CPU engine, one request at a time (its KV cache for one request's context), against
-    // the memory available less the tenth choose_cpu_tier() leaves to the rest of the system.
-    for (CpuTier t : cpu_tiers) {
-        set(row, 0,
-            tr("%1 (CPU)")
-                .arg(QString::fromLatin1(cpu_tier_name(t).data(), cpu_tier_name(t).size())));
-        if (config_) {
-            const MemoryEstimate e = estimate_cpu_memory(*config_, t);
-            set(row, 1, human_bytes(static_cast<qint64>(e.weights)));
-            set(row, 2, human_bytes(static_cast<qint64>(e.kv_cache)));
-            QString total = human_bytes(static_cast<qint64>(e.total()));
-            if (available_memory_ && e.total() > *available_memory_ - *available_memory_ / 10)
-                total = tr("%1 — does not fit").arg(total);
-            set(row, 3, total);
+    // A row: the tier's name, then its figures, "does not fit" where `fits` says so.
+    auto add_row = [&](const QString& name, const std::optional<MemoryEstimate>& e, bool fits) {
+        set(row, 0, name);
+        if (e) {
+            set(row, 1, human_bytes(static_cast<qint64>(e->weights)));
+            set(row, 2, human_bytes(static_cast<qint64>(e->kv_cache)));
+            const QString total = human_bytes(static_cast<qint64>(e->total()));
+            set(row, 3, fits ? total : tr("%1 — does not fit").arg(total));
         } else {
             for (int c = 1; c < 4; ++c)
                 set(row, c, none);
         }
         ++row;
+    };
+    // The CPU engine, one request at a time (its KV cache for one request's context), against
+    // the memory it may take (usable_cpu_memory); the GPU tiers against the GPU's free memory.
+    for (CpuTier t : cpu_tiers) {
+        std::optional<MemoryEstimate> e;
+        if (config_) e = estimate_cpu_memory(*config_, t);
+        add_row(tr("%1 (CPU)")
+                    .arg(QString::fromLatin1(cpu_tier_name(t).data(), cpu_tier_name(t).size())),
+                e, !e || !available_memory_ || e->total() <= usable_cpu_memory(*available_memory_));
     }
+    const cuda::DeviceInfo* gpu = chosenGpu();
     for (Tier t : tiers) {
-        set(row, 0,
-            tr("%1 (GPU)").arg(QString::fromLatin1(tier_name(t).data(), tier_name(t).size())));
-        if (config_) {
-            const MemoryEstimate e = estimate_memory(
+        std::optional<MemoryEstimate> e;
+        if (config_)
+            e = estimate_memory(
                 *config_, t, context, batch,
                 ui_->int8KvCheck->isChecked() ? KvCacheDtype::Int8 : KvCacheDtype::Auto);
-            set(row, 1, human_bytes(static_cast<qint64>(e.weights)));
-            set(row, 2, human_bytes(static_cast<qint64>(e.kv_cache)));
-            QString total = human_bytes(static_cast<qint64>(e.total()));
-            if (const cuda::DeviceInfo* gpu = chosenGpu()) {
-                if (static_cast<int64_t>(e.total()) > gpu->free_bytes)
-                    total = tr("%1 — does not fit").arg(total);
-            }
-            set(row, 3, total);
-        } else {
-            for (int c = 1; c < 4; ++c)
-                set(row, c, none);
-        }
-        ++row;
+        add_row(tr("%1 (GPU)").arg(QString::fromLatin1(tier_name(t).data(), tier_name(t).size())),
+                e, !e || !gpu || static_cast<int64_t>(e->total()) <= gpu->free_bytes);
     }
     fitTable();
 }

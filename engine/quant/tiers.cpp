@@ -271,7 +271,7 @@ MemoryEstimate estimate_cpu_memory(const ModelConfig& c, CpuTier t, std::size_t 
 
 CpuTier choose_cpu_tier(const ModelConfig& c, std::optional<CpuTier> requested,
                         std::size_t available_bytes) {
-    const std::size_t usable = available_bytes - available_bytes / 10;
+    const std::size_t usable = usable_cpu_memory(available_bytes);
     std::string fits;
     for (CpuTier t : kCpuTiers) {
         const MemoryEstimate e = estimate_cpu_memory(c, t);

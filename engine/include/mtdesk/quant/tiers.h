@@ -209,9 +209,15 @@ MemoryEstimate estimate_cpu_memory(const ModelConfig& config, CpuTier t,
 /// prefill GEMM (rows of the weight, whole rows at a time).
 inline constexpr std::size_t kCpuDequantTileBytes = std::size_t(32) << 20;
 
+/// What the CPU engine may take of `available_bytes` (available_host_memory()): all but a
+/// tenth, which is left to the rest of the system.
+constexpr std::size_t usable_cpu_memory(std::size_t available_bytes) {
+    return available_bytes - available_bytes / 10;
+}
+
 /// The CPU tier to load: `requested` when given and its estimate_cpu_memory() fits in
-/// `available_bytes` less a tenth (left to the rest of the system), else (nothing requested)
-/// the first of FP32, INT8, INT4 that fits so.
+/// usable_cpu_memory(available_bytes), else (nothing requested) the first of FP32, INT8, INT4
+/// that fits so.
 /// Throws mtdesk::Error with the figures (what the tier needs, what is available, the tiers
 /// that fit) when the requested tier, or every tier, does not fit.
 CpuTier choose_cpu_tier(const ModelConfig& config, std::optional<CpuTier> requested,
