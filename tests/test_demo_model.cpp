@@ -64,6 +64,15 @@ nlohmann::json read_json(const std::string& path) {
     return nlohmann::json::parse(in);
 }
 
+// The held-out line as a translation request (its languages, by code).
+PromptRequest request_for(const Line& l) {
+    PromptRequest request;
+    request.text = l.source;
+    request.source = find_language(l.src_lang);
+    request.target = find_language(l.tgt_lang);
+    return request;
+}
+
 }  // namespace
 
 class TestDemoModel : public QObject {
@@ -108,10 +117,7 @@ class TestDemoModel : public QObject {
         std::map<std::string, std::pair<int, int>> per_direction;  // agree, total
         int agree = 0;
         for (const Line& l : lines_) {
-            PromptRequest request;
-            request.text = l.source;
-            request.source = find_language(l.src_lang);
-            request.target = find_language(l.tgt_lang);
+            const PromptRequest request = request_for(l);
             QVERIFY2(request.source && request.target, l.src_lang.c_str());
             const std::string out = translator->translate(request, options).text;
             hyps.push_back(out);
@@ -164,19 +170,16 @@ class TestDemoModel : public QObject {
         std::vector<std::string> hyps, refs;
         int agree = 0;
         for (const Line& l : lines_) {
-            PromptRequest request;
-            request.text = l.source;
-            request.source = find_language(l.src_lang);
-            request.target = find_language(l.tgt_lang);
-            hyps.push_back(translator->translate(request, options).text);
+            hyps.push_back(translator->translate(request_for(l), options).text);
             refs.push_back(l.reference);
             agree += hyps.back() == l.hf_cpu_fp32 ? 1 : 0;
         }
         const double chrf = test::corpus_chrf(hyps, refs);
-        qInfo("CPU %s: %d of %zu held-out lines identical to the fp32 greedy output; chrF %.2f "
-              "(fp32 %.2f)",
-              tier == int(CpuTier::INT8) ? "int8" : "int4", agree, lines_.size(), chrf,
-              meta_["corpus_chrF_hf_cpu_fp32"].get<double>());
+        qInfo(
+            "CPU %s: %d of %zu held-out lines identical to the fp32 greedy output; chrF %.2f "
+            "(fp32 %.2f)",
+            tier == int(CpuTier::INT8) ? "int8" : "int4", agree, lines_.size(), chrf,
+            meta_["corpus_chrF_hf_cpu_fp32"].get<double>());
         const bool int8 = tier == int(CpuTier::INT8);
         QVERIFY2(agree >= static_cast<int>((int8 ? 0.8 : 0.4) * lines_.size()),
                  "greedy outputs disagree with fp32 more than quantisation explains");

@@ -50,6 +50,17 @@ std::map<int32_t, int> histogram(Sampler& s, const std::vector<float>& logits, i
     return counts;
 }
 
+// 64 draws of one sampler with `p` from the same logits.
+std::vector<int32_t> draws(const SamplingParams& p, const std::vector<float>& logits) {
+    Sampler s(p);
+    std::vector<int32_t> out;
+    for (int i = 0; i < 64; ++i) {
+        auto l = logits;
+        out.push_back(s.sample(l, {}));
+    }
+    return out;
+}
+
 }  // namespace
 
 class TestSampling : public QObject {
@@ -221,13 +232,7 @@ class TestSampling : public QObject {
         const auto run = [&](uint64_t seed) {
             SamplingParams p = plain_sampling(seed);
             p.temperature = 2.0f;
-            Sampler s(p);
-            std::vector<int32_t> out;
-            for (int i = 0; i < 64; ++i) {
-                auto l = logits;
-                out.push_back(s.sample(l, {}));
-            }
-            return out;
+            return draws(p, logits);
         };
         QCOMPARE(run(11), run(11));
         QVERIFY(run(11) != run(12));
@@ -242,13 +247,7 @@ class TestSampling : public QObject {
             SamplingParams p = plain_sampling();
             p.seed.reset();
             p.temperature = 2.0f;
-            Sampler s(p);
-            std::vector<int32_t> out;
-            for (int i = 0; i < 64; ++i) {
-                auto l = logits;
-                out.push_back(s.sample(l, {}));
-            }
-            return out;
+            return draws(p, logits);
         };
         QVERIFY(run() != run());
         QVERIFY(with_seed(SamplingParams{}).seed.has_value());
