@@ -5,7 +5,12 @@
 
 #include <QString>
 #include <QStringList>
+
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "mtdesk/translate/glossary.h"
 
 class QCommandLineParser;
 
@@ -31,5 +36,10 @@ long long whole_number_option(const QCommandLineParser& p, const char* name, lon
 /// failed (a full disk, a closed descriptor), so that a translation stops at once instead of
 /// going on for output that is lost.
 void write_stdout(std::string_view bytes);
+
+/// One note on stderr for a segment whose translation lacks glossary terms: "mtdesk: WHERE:
+/// glossary terms missing from the translation: "src" -> "tgt", ..." (nothing when `missing` is
+/// empty). `where` names the segment ("stdin: line 3", "notes.txt: segment 2").
+void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntry>& missing);
 
 }  // namespace mtdesk::app

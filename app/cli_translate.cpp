@@ -10,8 +10,6 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
-#include <iostream>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -32,6 +30,7 @@
 #include "mtdesk/translate/translator.h"
 #include "output_path.h"
 #include "progress_bar.h"
+#include "stdin_translation.h"
 #include "trained_pairs.h"
 
 namespace mtdesk::app {
@@ -50,16 +49,6 @@ const Language* language_option(const QCommandLineParser& p, const QString& name
 std::string model_option(const QCommandLineParser& p) {
     return p.isSet(QStringLiteral("model")) ? p.value(QStringLiteral("model")).toStdString()
                                             : default_model_dir();
-}
-
-// One warning per segment whose translation lacks glossary terms ("where": "stdin: line 3").
-void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntry>& missing) {
-    if (missing.empty()) return;
-    std::string terms;
-    for (const GlossaryEntry& e : missing)
-        terms += (terms.empty() ? "\"" : ", \"") + e.source + "\" -> \"" + e.target + "\"";
-    std::fprintf(stderr, "mtdesk: %s: glossary term%s missing from the translation: %s\n",
-                 where.c_str(), missing.size() > 1 ? "s" : "", terms.c_str());
 }
 
 // Whether tagged segments (inline markup) go to the model whole with HY-MT1.5's formatted
@@ -123,41 +112,25 @@ void warn_untrained_pair(const std::vector<std::string>& langs, const Language* 
                  std::string(to.code).c_str());
 }
 
-/// Submits a job; the future holds its outcome.
-// A line whose translation ended at the token limit is probably cut short: say so, as serve's
-// truncated_lines does.
-void warn_cut_short(std::size_t line) {
-    std::fprintf(stderr,
-                 "mtdesk: stdin: line %zu: the translation reached the token limit (--max-tokens, "
-                 "or 4 x the source's tokens + 32) and may be cut short\n",
-                 line);
-}
-
-std::shared_future<JobOutcome> submit(TranslationEngine& engine, TranslationJob job) {
+/// Submits a job and waits for its outcome.
+JobOutcome run_job(TranslationEngine& engine, TranslationJob job) {
     auto promise = std::make_shared<std::promise<JobOutcome>>();
-    std::shared_future<JobOutcome> future = promise->get_future().share();
+    std::future<JobOutcome> future = promise->get_future();
     JobCallbacks cb;
     cb.on_done = [promise](const JobOutcome& o) { promise->set_value(o); };
     engine.submit(std::move(job), std::move(cb));
-    return future;
-}
-
-JobOutcome wait_for(const std::shared_future<JobOutcome>& f) {
-    return f.get();
+    return future.get();
 }
 
 }  // namespace
 
-std::string read_stdin_text() {
-    const std::string bytes{std::istreambuf_iterator<char>(std::cin),
-                            std::istreambuf_iterator<char>()};
-    const documents::DecodedText decoded = documents::decode_text(
-        QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size())),
-        QStringLiteral("stdin"));
-    if (decoded.encoding != "UTF-8")
-        std::fprintf(stderr, "mtdesk: stdin: read as %s; the translation is written as UTF-8\n",
-                     decoded.encoding.c_str());
-    return decoded.text;
+void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntry>& missing) {
+    if (missing.empty()) return;
+    std::string terms;
+    for (const GlossaryEntry& e : missing)
+        terms += (terms.empty() ? "\"" : ", \"") + e.source + "\" -> \"" + e.target + "\"";
+    std::fprintf(stderr, "mtdesk: %s: glossary term%s missing from the translation: %s\n",
+                 where.c_str(), missing.size() > 1 ? "s" : "", terms.c_str());
 }
 
 int cmd_translate(const QStringList& args) {
@@ -270,18 +243,16 @@ int cmd_translate(const QStringList& args) {
     const std::vector<std::string> trained =
         remote ? std::vector<std::string>{} : trained_languages(model_dir);
     if (request.source) warn_untrained_pair(trained, request.source, *request.target, {}, {});
-    std::unique_ptr<TranslationEngine> gpu =
+    // The GPU's batching engine when there is one, else the CPU engine's worker thread.
+    std::unique_ptr<TranslationEngine> engine =
         remote ? nullptr : open_gpu_engine(p, model_dir, style ? "--prompt-style" : nullptr);
-    std::unique_ptr<Translator> cpu;
-    if (!gpu && !remote) cpu = open_cpu_translator(p, model_dir, style);
-    const Translator* translator = gpu ? gpu->translator() : cpu.get();
+    if (!engine && !remote) engine = make_cpu_engine(open_cpu_translator(p, model_dir, style));
+    const Translator* translator = engine ? engine->translator() : nullptr;
     const bool formatted_prompt =
         translator && use_formatted_prompt(p, model_dir, translator->style());
-    // One segment, on whichever engine is open.
+    // One segment of a document.
     auto translate_one = [&](const PromptRequest& r, const TranslateOptions& o) {
-        if (!gpu) return cpu->translate(r, o);
-        TranslationJob job{r, o};
-        const JobOutcome out = wait_for(submit(*gpu, std::move(job)));
+        const JobOutcome out = run_job(*engine, TranslationJob{r, o});
         if (out.status != JobOutcome::Status::Done) throw Error(out.error);
         TranslationResult result;
         result.text = out.text;
@@ -342,58 +313,13 @@ int cmd_translate(const QStringList& args) {
     if (remote) return translate_through_servers(p, request, glossary, options, style);
 
     const QStringList files = p.positionalArguments();
-    if (files.isEmpty() && gpu) {
-        // Every line at once: the GPU engine batches them; printed in input order.
-        const std::string text = read_stdin_text();
-        if (!request.source) warn_untrained_pair(trained, nullptr, *request.target, text, "stdin");
-        const std::vector<TextLine> lines = split_lines(text);
-        std::vector<std::shared_future<JobOutcome>> outcomes(lines.size());
-        std::vector<std::vector<GlossaryEntry>> entries(lines.size());
-        for (std::size_t i = 0; i < lines.size(); ++i) {
-            if (lines[i].body.empty()) continue;
-            PromptRequest r = request;
-            r.text = std::string(lines[i].body);
-            r.glossary = glossary.matching_entries(r.text, source_lang, target_lang);
-            entries[i] = Glossary::entries_in(r.text, r.glossary);
-            outcomes[i] = submit(*gpu, TranslationJob{std::move(r), options});
-        }
-        int failed = 0;
-        for (std::size_t i = 0; i < lines.size(); ++i) {
-            std::string out(lines[i].indent);
-            if (!lines[i].body.empty()) {
-                const JobOutcome o = wait_for(outcomes[i]);
-                if (o.status == JobOutcome::Status::Done) {
-                    out += single_line(o.text);
-                    warn_missing_terms("stdin: line " + std::to_string(i + 1),
-                                       Glossary::check(o.text, entries[i]));
-                    if (o.reached_limit) warn_cut_short(i + 1);
-                } else {
-                    std::fprintf(stderr, "mtdesk: stdin: line %zu: %s\n", i + 1, o.error.c_str());
-                    ++failed;
-                }
-            }
-            out += lines[i].trailing;
-            out += lines[i].eol;
-            write_stdout(out);
-        }
-        return failed ? 1 : 0;
-    }
     if (files.isEmpty()) {
-        request.text = read_stdin_text();
+        StdinTranslation what{request, &glossary, options, {}};
         if (!request.source)
-            warn_untrained_pair(trained, nullptr, *request.target, request.text, "stdin");
-        request.glossary = glossary.matching_entries(request.text, source_lang, target_lang);
-        cpu->translate_lines(
-            request, options,
-            [](std::string_view piece) {
-                write_stdout(piece);
-                return true;
-            },
-            [](std::size_t line, const TranslationResult& result) {
-                warn_missing_terms("stdin: line " + std::to_string(line + 1), result.missing_terms);
-                if (result.generation.finish == FinishReason::Length) warn_cut_short(line + 1);
-            });
-        return 0;
+            what.on_first_text = [&](std::string_view text) {
+                warn_untrained_pair(trained, nullptr, *request.target, text, "stdin");
+            };
+        return translate_stdin(*engine, what);
     }
     ProgressBar bar(stderr, isatty(fileno(stderr)) != 0);
     const QString target_code = QString::fromUtf8(

@@ -21,6 +21,7 @@
 #include "progress_bar.h"
 #include "remote/connection_test.h"
 #include "remote/remote_engine.h"
+#include "stdin_translation.h"
 
 namespace mtdesk::app {
 namespace {
@@ -31,49 +32,6 @@ constexpr int kModelListTimeoutMs = 10000;
 
 std::string utf8(const QString& s) {
     return s.toStdString();
-}
-
-// The translation of every line of stdin, all submitted at once, printed in input order.
-int translate_stdin(TranslationEngine& engine, const PromptRequest& request,
-                    const Glossary& glossary, const TranslateOptions& options) {
-    const std::string text = read_stdin_text();
-    const std::string from = request.source ? std::string(request.source->code) : "";
-    const std::string to(request.target->code);
-    const std::vector<TextLine> lines = split_lines(text);
-    std::vector<std::shared_future<JobOutcome>> outcomes(lines.size());
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-        if (lines[i].body.empty()) continue;
-        TranslationJob job{request, options};
-        job.request.text = std::string(lines[i].body);
-        job.request.glossary = glossary.matching_entries(job.request.text, from, to);
-        auto promise = std::make_shared<std::promise<JobOutcome>>();
-        outcomes[i] = promise->get_future().share();
-        JobCallbacks callbacks;
-        callbacks.on_done = [promise](const JobOutcome& o) { promise->set_value(o); };
-        engine.submit(std::move(job), std::move(callbacks));
-    }
-    int failed = 0;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-        std::string out(lines[i].indent);
-        if (!lines[i].body.empty()) {
-            const JobOutcome o = outcomes[i].get();
-            if (o.status == JobOutcome::Status::Done) {
-                out += single_line(o.text);
-                if (o.reached_limit)
-                    std::fprintf(stderr,
-                                 "mtdesk: stdin: line %zu: the translation reached the token "
-                                 "limit and may be cut short\n",
-                                 i + 1);
-            } else {
-                std::fprintf(stderr, "mtdesk: stdin: line %zu: %s\n", i + 1, o.error.c_str());
-                ++failed;
-            }
-        }
-        out += lines[i].trailing;
-        out += lines[i].eol;
-        write_stdout(out);
-    }
-    return failed ? 1 : 0;
 }
 
 // The files through the document job queue, one row each, until every row has ended.
@@ -226,7 +184,7 @@ int translate_through_servers(const QCommandLineParser& p, const PromptRequest& 
     }
     std::shared_ptr<TranslationEngine> engine = remote::make_remote_engine(o);
     const QStringList files = p.positionalArguments();
-    if (files.isEmpty()) return translate_stdin(*engine, request, glossary, options);
+    if (files.isEmpty()) return translate_stdin(*engine, {request, &glossary, options, {}});
     return translate_files(engine, files, request, glossary, options);
 }
 

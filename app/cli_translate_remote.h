@@ -15,19 +15,14 @@
 
 namespace mtdesk::app {
 
-/// All of stdin as UTF-8 text, decoded as a .txt file is (a byte-order mark, UTF-8, or the
-/// encoding uchardet finds; a note on stderr when it was not UTF-8). Throws mtdesk::FileError
-/// naming "stdin" for binary or undecodable input. (cli_translate.cpp)
-std::string read_stdin_text();
-
 /// The options of `mtdesk translate` for servers: --server, --api-key, --remote-model,
 /// --concurrency, --timeout, --ca-cert.
 QList<QCommandLineOption> remote_translate_options();
 
-/// Translates with the servers the parsed options name. stdin: every line is submitted at once
-/// (the servers batch them) and written to stdout in input order. Files: the document job queue
-/// (the window's, with its state in a temporary directory) with one row per file, all rows'
-/// segments in flight together; each output is written next to its source as
+/// Translates with the servers the parsed options name. stdin: translate_stdin() (lines submitted
+/// as they arrive, the servers batching them, written to stdout in input order). Files: the
+/// document job queue (the window's, with its state in a temporary directory) with one row per
+/// file, all rows' segments in flight together; each output is written next to its source as
 /// FILE.<LANG>.<ext>. `request` holds the languages, `options` the sampling and bounds,
 /// `style` an explicit --prompt-style. Without --remote-model the first model the servers list
 /// is used. Returns the exit code (1 when a line or a file failed); throws mtdesk::Error for

@@ -2,6 +2,7 @@
 // tokenizer, chat template, prompt, CPU forward pass and generation.
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -436,6 +437,57 @@ class TestCli : public QObject {
         const Run bom = run(args, utf16);
         QCOMPARE(bom.code, 0);
         QCOMPARE(bom.out, utf8.out);
+    }
+
+    // stdin is translated as it arrives (`tail -f log | mtdesk translate`): the first line's
+    // translation is out while stdin is still open, and the same as when all input is given
+    // at once.
+    void stdinStreams() {
+        const QStringList args = {"translate", "--model",  kModel,         "--to",
+                                  "de",        "--greedy", "--max-tokens", "8"};
+        const Run whole = run(args, "Open the file\nSave your changes.\n");
+        QCOMPARE(whole.code, 0);
+        const qsizetype first_end = whole.out.indexOf('\n') + 1;
+        QVERIFY(first_end > 1);
+
+        QProcess p;
+        p.start(kBinary, args);
+        QVERIFY(p.waitForStarted());
+        p.write("Open the file\n");
+        QByteArray out;
+        QElapsedTimer waited;
+        waited.start();
+        while (!out.contains('\n') && waited.elapsed() < 120000 && p.state() == QProcess::Running)
+            if (p.waitForReadyRead(1000)) out += p.readAllStandardOutput();
+        QCOMPARE(p.state(), QProcess::Running);  // stdin is still open
+        QCOMPARE(out, whole.out.left(first_end));
+        p.write("Save your changes.\n");
+        p.closeWriteChannel();
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        out += p.readAllStandardOutput();
+        QCOMPARE(out, whole.out);
+    }
+
+    // Colours from a terminal program are not translated as text.
+    void stdinTerminalEscapes() {
+        const QStringList args = {"translate", "--model",  kModel,         "--to",
+                                  "de",        "--greedy", "--max-tokens", "8"};
+        const Run plain = run(args, "Open the file\n");
+        const Run coloured = run(args, "\x1b[1;31mOpen\x1b[0m the file\x1b[K\n");
+        QCOMPARE(coloured.code, 0);
+        QCOMPARE(coloured.out, plain.out);
+        QVERIFY2(coloured.err.contains("escape sequences"), coloured.err.constData());
+    }
+
+    // A closed stdin reads as empty input; it is not confused with a file opened later.
+    void closedStdin() {
+        QProcess p;
+        p.start(QStringLiteral("/bin/sh"),
+                {"-c", "exec \"$0\" translate --model \"$1\" --to de <&-", kBinary, kModel});
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        QCOMPARE(p.readAllStandardOutput(), QByteArray());
     }
 
     // A model whose tokenizer lacks the chat template's tokens is refused with a clear message.
