@@ -48,11 +48,11 @@ class Wakeup {
     int fd_;
 };
 
-// One line read and not yet written: its kept parts, and its job when it has a body.
+// One line read and not yet written: its kept parts, and its job once submitted.
 struct PendingLine {
     std::size_t number = 0;  // 1-based, for notes
-    std::string indent, trailing, eol;
-    uint64_t job = 0;  // 0: a blank line
+    std::string indent, body, trailing, eol;
+    uint64_t job = 0;  // 0: a blank line, or not submitted yet
     std::shared_future<JobOutcome> outcome;
     std::vector<GlossaryEntry> terms;  // the glossary entries its source has
 };
@@ -81,13 +81,15 @@ int translate_stdin(TranslationEngine& engine, const StdinTranslation& what) {
         std::max(kMinLinesAhead, 4 * static_cast<std::size_t>(std::max(1, engine.max_in_flight())));
     const std::string from = what.request.source ? std::string(what.request.source->code) : "";
     const std::string to = what.request.target ? std::string(what.request.target->code) : "";
-    std::deque<PendingLine> pending;
-    CancelInFlight cancel_on_exit{engine, pending};
+    // Lines in input order: `submitted` (each with its job, or blank) are followed by `waiting`
+    // ones (read whole at once from a file, say), which go to the engine as the output advances.
+    std::deque<PendingLine> submitted, waiting;
+    CancelInFlight cancel_on_exit{engine, submitted};
     std::size_t lines_read = 0;
     bool input_ended = false, first_text = true, escapes_noted = false;
     int failed = 0;
 
-    auto submit_lines = [&](const std::string& text) {
+    auto read_lines = [&](const std::string& text) {
         if (first_text && !text.empty() && what.on_first_text) {
             what.on_first_text(text);
             first_text = false;
@@ -96,34 +98,35 @@ int translate_stdin(TranslationEngine& engine, const StdinTranslation& what) {
             PendingLine line;
             line.number = ++lines_read;
             line.indent = l.indent;
+            line.body = l.body;
             line.trailing = l.trailing;
             line.eol = l.eol;
-            std::string body(l.body);
-            if (strip_terminal_escapes(body) && !escapes_noted) {
+            if (strip_terminal_escapes(line.body) && !escapes_noted) {
                 std::fprintf(stderr,
                              "mtdesk: stdin: terminal escape sequences (colours) are removed "
                              "before translating, from line %zu on\n",
                              line.number);
                 escapes_noted = true;
             }
-            if (!body.empty()) {
-                TranslationJob job{what.request, what.options};
-                job.request.text = std::move(body);
-                if (what.glossary)
-                    job.request.glossary =
-                        what.glossary->matching_entries(job.request.text, from, to);
-                line.terms = Glossary::entries_in(job.request.text, job.request.glossary);
-                auto promise = std::make_shared<std::promise<JobOutcome>>();
-                line.outcome = promise->get_future().share();
-                JobCallbacks callbacks;
-                callbacks.on_done = [promise, wakeup](const JobOutcome& o) {
-                    promise->set_value(o);
-                    wakeup->signal();
-                };
-                line.job = engine.submit(std::move(job), std::move(callbacks));
-            }
-            pending.push_back(std::move(line));
+            waiting.push_back(std::move(line));
         }
+    };
+
+    auto submit = [&](PendingLine& line) {
+        if (line.body.empty()) return;
+        TranslationJob job{what.request, what.options};
+        job.request.text = std::move(line.body);
+        if (what.glossary)
+            job.request.glossary = what.glossary->matching_entries(job.request.text, from, to);
+        line.terms = Glossary::entries_in(job.request.text, job.request.glossary);
+        auto promise = std::make_shared<std::promise<JobOutcome>>();
+        line.outcome = promise->get_future().share();
+        JobCallbacks callbacks;
+        callbacks.on_done = [promise, wakeup](const JobOutcome& o) {
+            promise->set_value(o);
+            wakeup->signal();
+        };
+        line.job = engine.submit(std::move(job), std::move(callbacks));
     };
 
     auto write_line = [&](const PendingLine& line) {
@@ -151,20 +154,26 @@ int translate_stdin(TranslationEngine& engine, const StdinTranslation& what) {
     };
 
     for (;;) {
-        while (!pending.empty() && ready(pending.front())) {
-            write_line(pending.front());
-            pending.pop_front();
+        while (!waiting.empty() && submitted.size() < ahead) {
+            submit(waiting.front());
+            submitted.push_back(std::move(waiting.front()));
+            waiting.pop_front();
         }
-        if (input_ended && pending.empty()) break;
+        if (!submitted.empty() && ready(submitted.front())) {
+            write_line(submitted.front());
+            submitted.pop_front();
+            continue;
+        }
+        if (input_ended && submitted.empty() && waiting.empty()) break;
         pollfd fds[2] = {{wakeup->fd(), POLLIN, 0}, {reader.fd(), POLLIN, 0}};
-        const bool want_input = !input_ended && pending.size() < ahead;
+        const bool want_input = !input_ended && waiting.empty() && submitted.size() < ahead;
         if (::poll(fds, want_input ? 2 : 1, -1) < 0 && errno != EINTR)
             throw Error(std::string("poll: ") + std::strerror(errno));
         if (fds[0].revents) wakeup->clear();
         if (want_input && fds[1].revents) {
             const std::optional<std::string> text = reader.read_lines();
             if (text)
-                submit_lines(*text);
+                read_lines(*text);
             else
                 input_ended = true;
         }
