@@ -226,19 +226,10 @@ int cmd_models(const QStringList& args) {
             stderr);
         return 2;
     }
-    long long context = 0, batch = 0;
-    try {
-        context = whole_number_option(p, "context", 1, kMaxKvTokensOption);
-        batch = whole_number_option(p, "batch", 1, kMaxBatchOption);
-    } catch (const Error& e) {
-        std::fprintf(stderr, "mtdesk models: %s\n", e.what());
-        return 2;
-    }
+    const long long context = whole_number_option(p, "context", 1, kMaxKvTokensOption);
+    const long long batch = whole_number_option(p, "batch", 1, kMaxBatchOption);
     const auto kv = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
-    if (!kv) {
-        std::fputs("mtdesk models: --kv-cache must be 16bit or int8\n", stderr);
-        return 2;
-    }
+    if (!kv) throw UsageError("--kv-cache must be 16bit or int8");
     const QString dir = pos.size() == 2 ? pos[1] : QString::fromStdString(default_model_dir());
     return inspect(dir, p.isSet(QStringLiteral("json")), p.isSet(QStringLiteral("tensors")),
                    context, batch, *kv);

@@ -30,8 +30,8 @@ QList<QCommandLineOption> remote_translate_options();
 /// segments in flight together; each output is written next to its source as
 /// FILE.<LANG>.<ext>. `request` holds the languages, `options` the sampling and bounds,
 /// `style` an explicit --prompt-style. Without --remote-model the first model the servers list
-/// is used. Returns the exit code (1 when a line or a file failed); throws mtdesk::Error for
-/// unusable options or when no server answers the model list.
+/// is used. Returns the exit code (1 when a line or a file failed); throws UsageError for
+/// unusable options, mtdesk::Error when no server answers the model list.
 int translate_through_servers(const QCommandLineParser& p, const PromptRequest& request,
                               const Glossary& glossary, const TranslateOptions& options,
                               std::optional<PromptStyle> style);

@@ -69,6 +69,111 @@ class TestCli : public QObject {
         QVERIFY(r.err.contains("--to"));
     }
 
+    // A command line that is wrong in itself exits 2 in every command, and is reported before
+    // any model is looked at (the model directory here does not exist); a file, model or
+    // translation that fails exits 1.
+    void exitCodes_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("message");
+        const QString none = QStringLiteral("/nonexistent/mtdesk-model");
+        const QStringList t = {"translate", "--model", none, "--device", "cpu", "--to", "de"};
+        const QString server = QStringLiteral("http://127.0.0.1:9");
+        auto row = [](const char* name, const QStringList& args, int code, const char* message) {
+            QTest::newRow(name) << args << code << QString::fromUtf8(message);
+        };
+        row("translate --top-p 7", t + QStringList{"--top-p", "7"}, 2,
+            "mtdesk translate: --top-p must be in (0, 1] (1 = off), got '7'");
+        row("translate --temperature x", t + QStringList{"--temperature", "x"}, 2,
+            "--temperature needs a finite number, got 'x'");
+        row("translate --temperature -1", t + QStringList{"--temperature", "-1"}, 2,
+            "--temperature must be >= 0");
+        row("translate --repetition-penalty 0", t + QStringList{"--repetition-penalty", "0"}, 2,
+            "--repetition-penalty must be > 0");
+        row("translate --max-tokens 0", t + QStringList{"--max-tokens", "0"}, 2,
+            "--max-tokens needs a whole number from 1 to 2147483647, got '0'");
+        row("translate --prompt-style foo", t + QStringList{"--prompt-style", "foo"}, 2,
+            "--prompt-style must be hunyuan-mt or hy-mt1.5, got 'foo'");
+        row("translate --formatted maybe", t + QStringList{"--formatted", "maybe"}, 2,
+            "--formatted must be yes, no or auto, got 'maybe'");
+        row("translate --formatted yes, Hunyuan-MT",
+            t + QStringList{"--formatted", "yes", "--prompt-style", "hunyuan-mt"}, 2,
+            "--formatted yes needs an HY-MT1.5 model");
+        row("translate --to klingon", QStringList{"translate", "--model", none, "--to", "klingon"},
+            2, "unknown language 'klingon' for --to");
+        row("translate --from klingon", t + QStringList{"--from", "klingon"}, 2,
+            "unknown language 'klingon' for --from");
+        row("translate --from = --to", t + QStringList{"--from", "German"}, 2,
+            "--from and --to are the same language (German)");
+        row("translate without --to", QStringList{"translate", "--model", none}, 2,
+            "--to LANG is required");
+        row("translate unknown option", t + QStringList{"--frobnicate"}, 2,
+            "Unknown option 'frobnicate'");
+        row("translate --device gpu",
+            QStringList{"translate", "--model", none, "--device", "gpu", "--to", "de"}, 2,
+            "--device gpu: the device must be auto, cpu, cuda or cuda:N");
+        row("translate --tier int3", t + QStringList{"--tier", "int3"}, 2,
+            "--tier int3: the tiers are");
+        row("translate --kv-cache fp8", t + QStringList{"--kv-cache", "fp8"}, 2,
+            "--kv-cache must be 16bit or int8, got 'fp8'");
+        row("translate --max-batch 0", t + QStringList{"--max-batch", "0"}, 2,
+            "--max-batch needs a whole number from 1 to 1024");
+        row("translate --server and --model", t + QStringList{"--server", server}, 2,
+            "--model and --server exclude each other");
+        row("translate --concurrency 0",
+            QStringList{"translate", "--to", "de", "--server", server, "--concurrency", "0"}, 2,
+            "--concurrency needs a number from 1 to 256, got '0'");
+        row("translate --timeout inf",
+            QStringList{"translate", "--to", "de", "--server", server, "--timeout", "inf"}, 2,
+            "--timeout needs a positive number of seconds, got 'inf'");
+        row("models inspect --batch 0", QStringList{"models", "inspect", none, "--batch", "0"}, 2,
+            "mtdesk models: --batch needs a whole number from 1 to 1024, got '0'");
+        row("models inspect --kv-cache fp8",
+            QStringList{"models", "inspect", none, "--kv-cache", "fp8"}, 2,
+            "mtdesk models: --kv-cache must be 16bit or int8");
+        row("models frobnicate", QStringList{"models", "frobnicate"}, 2,
+            "usage: mtdesk models inspect");
+        row("serve --port 70000", QStringList{"serve", "--model", none, "--port", "70000"}, 2,
+            "mtdesk serve: --port must be a whole number from 0 to 65535, got '70000'");
+        row("serve --max-tokens 0", QStringList{"serve", "--model", none, "--max-tokens", "0"}, 2,
+            "--max-tokens must be a whole number from 1 to 1073741824, got '0'");
+        row("serve --tier int3",
+            QStringList{"serve", "--model", none, "--device", "cpu", "--tier", "int3"}, 2,
+            "mtdesk serve: --tier int3: the tiers are");
+        row("serve with an argument", QStringList{"serve", "--model", none, "extra"}, 2,
+            "takes no arguments");
+        row("bench --sampling foo", QStringList{"bench", "--model", none, "--sampling", "foo"}, 2,
+            "mtdesk bench: --sampling must be greedy or hy-mt");
+        row("bench --batch 0", QStringList{"bench", "--model", none, "--batch", "0"}, 2,
+            "--batch needs positive whole numbers, got '0'");
+        row("bench --tier fp64", QStringList{"bench", "--model", none, "--tier", "fp64"}, 2,
+            "--tier must be bf16, fp16, int8 or int4");
+        row("bench --skip mlp", QStringList{"bench", "--model", none, "--skip", "mlp"}, 2,
+            "--skip: unknown step operation \"mlp\"");
+        row("languages extra", QStringList{"languages", "extra"}, 2, "Usage: mtdesk languages");
+
+        row("translate, no model", t, 1, "model directory does not exist");
+        row("translate, a missing file",
+            QStringList{"translate", "--model", kModel, "--device", "cpu", "--to", "de",
+                        none + QStringLiteral("/notes.txt")},
+            1, "notes.txt");
+        row("translate, a missing glossary", t + QStringList{"--glossary", none + "/terms.tsv"}, 1,
+            "terms.tsv");
+        row("models inspect, no model", QStringList{"models", "inspect", none}, 1,
+            "model directory does not exist");
+        row("serve, no model", QStringList{"serve", "--model", none, "--device", "cpu"}, 1,
+            "model directory does not exist");
+    }
+    void exitCodes() {
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(QString, message);
+        const Run r = run(args, "Open the file\n");
+        QVERIFY2(r.code == code, qPrintable(QString::number(r.code) + ": " + r.err));
+        QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+        QVERIFY2(r.out.isEmpty(), r.out.constData());
+    }
+
     // Output that cannot be written (a full disk: /dev/full) is an error with a message, never
     // a success; a translation stops at the first line that cannot be written.
     void writeErrorsFail() {
@@ -299,10 +404,10 @@ class TestCli : public QObject {
         QCOMPARE(QString::fromUtf8(r.out),
                  QStringLiteral("Verbindung zum Server nicht möglich.\n"));
         r = run({"translate", "--to", "zh", "--device", "gpu"}, "Open the file\n");
-        QVERIFY(r.code != 0);
+        QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("--device gpu: the device must be"));
         r = run({"translate", "--to", "zh", "--device", "cpu", "--tier", "int3"}, "Open\n");
-        QVERIFY(r.code != 0);
+        QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("--tier int3: the tiers are"));
         r = run({"translate", "--to", "th", "--device", "cpu", "--max-tokens", "4"}, "Open\n");
         QCOMPARE(r.code, 0);
@@ -382,13 +487,13 @@ class TestCli : public QObject {
         QCOMPARE(zero.code, 0);
         QCOMPARE(zero.out, greedy.out);  // temperature 0 = greedy
         Run r = run({"translate", "--model", kModel, "--to", "de", "--top-p", "2"}, input);
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--top-p"), r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "de", "--max-tokens", "-5"}, input);
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--max-tokens"), r.err.constData());
         r = run({"translate", "--model", kModel, "--from", "de", "--to", "German"}, input);
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("same language"), r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "de"}, QByteArray("a\0b\n", 4));
         QCOMPARE(r.code, 1);
@@ -406,7 +511,7 @@ class TestCli : public QObject {
                                                            {"--seed", "-1"}};
         for (const auto& [option, value] : bad) {
             r = run({"translate", "--model", kModel, "--to", "de", option, value}, input);
-            QCOMPARE(r.code, 1);
+            QCOMPARE(r.code, 2);
             QVERIFY2(r.err.contains(option) && r.err.contains(value), r.err.constData());
         }
         r = run({"translate", "--model", kModel, "--to", "de", "--max-tokens", "1e10"}, input);
@@ -496,7 +601,7 @@ class TestCli : public QObject {
         Run r =
             run({"translate", "--model", kModel, "--to", "de", "--device", "cpu", "--tier", "int3"},
                 "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--tier int3: the tiers are fp32, int8 and int4 on the CPU"),
                  r.err.constData());
         QVERIFY(r.out.isEmpty());
@@ -520,22 +625,22 @@ class TestCli : public QObject {
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("config.json"), r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "klingon"}, "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("klingon"));
         r = run({"models", "inspect", dir.filePath("missing")});
         QCOMPARE(r.code, 1);
         QVERIFY(r.err.contains("missing"));
         // The engine's sizes are checked before a model is looked at, with their range.
         r = run({"translate", "--model", kModel, "--to", "zh", "--max-batch", "4294967297"}, "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--max-batch needs a whole number from 1 to 1024"),
                  r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "zh", "--kv-tokens", "-1"}, "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--kv-tokens needs a whole number from 1 to"), r.err.constData());
         // bench checks its profiling switch before it looks for a GPU.
         r = run({"bench", "--model", kModel, "--skip", "qkv,mlp"});
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("\"mlp\""), r.err.constData());
         if (cuda::devices().empty()) {  // without a GPU, bench says so in words
             r = run({"bench", "--model", kModel});

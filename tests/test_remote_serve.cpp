@@ -541,9 +541,9 @@ class TestRemoteServe : public QObject {
         QCOMPARE(files.first, 0);
         QCOMPARE(read_bytes(dir.filePath(QStringLiteral("ui.de.txt"))),
                  expected_output(path, "en", "de"));
-        // --model and --server exclude each other.
+        // --model and --server exclude each other: a usage error.
         const auto both = run(common + QStringList{"--server", a.qurl(), "--model", kDemo}, input);
-        QCOMPARE(both.first, 1);
+        QCOMPARE(both.first, 2);
     }
 };
 
