@@ -102,10 +102,15 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
         for (const auto& f : model.tensors->files())
             j["files"].push_back(f.filename().string());
         j["stored_bytes"] = model.tensors->total_bytes();
-        j["tensors"] = nlohmann::json::array();
-        for (const auto& [name, t] : model.tensors->all())
-            j["tensors"].push_back(
-                {{"name", name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
+        j["stored_bytes_by_dtype"] = dtype_bytes;
+        j["tensor_count"] = model.tensors->all().size();
+        // A 7B model has hundreds of tensors: listed only when asked for.
+        if (list_tensors) {
+            j["tensors"] = nlohmann::json::array();
+            for (const auto& [name, t] : model.tensors->all())
+                j["tensors"].push_back(
+                    {{"name", name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
+        }
         j["memory"] = {{"context_tokens", context},
                        {"max_batch", batch},
                        {"kv_cache", std::string(kv_cache_dtype_name(kv))},
@@ -153,8 +158,8 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
     std::string stored;
     for (const auto& [d, b] : dtype_bytes)
         stored += fmt::format("{}{} {}", stored.empty() ? "" : ", ", d, human_bytes(b));
-    fmt::print("Weights       {} tensors in {} file(s): {}\n", model.tensors->all().size(),
-               model.tensors->files().size(), stored);
+    fmt::print("Weights       {} tensors, {} in {} file(s): {}\n", model.tensors->all().size(),
+               human_bytes(model.tensors->total_bytes()), model.tensors->files().size(), stored);
     if (list_tensors) {
         for (const auto& [name, t] : model.tensors->all())
             fmt::print("  {:<56} {:<5} {}\n", name, dtype_name(t->dtype), shape_string(t->shape));
@@ -201,7 +206,9 @@ int cmd_models(const QStringList& args) {
                             QStringLiteral("[DIR]"));
     p.addOptions({
         {QStringLiteral("json"), QStringLiteral("Print JSON.")},
-        {QStringLiteral("tensors"), QStringLiteral("List every tensor.")},
+        {QStringLiteral("tensors"),
+         QStringLiteral("List every tensor (name, dtype, shape), also in the JSON; without it "
+                        "only their count and bytes.")},
         {QStringLiteral("context"), QStringLiteral("KV cache budget in tokens."),
          QStringLiteral("N"), QStringLiteral("8192")},
         {QStringLiteral("batch"), QStringLiteral("Most sequences decoding at once."),

@@ -312,9 +312,22 @@ class TestCli : public QObject {
         QVERIFY(j["tokenizer"].toObject()["kind"].toString().contains("tiktoken"));
         QCOMPARE(j["tokenizer"].toObject()["chat_template"].toString(), QStringLiteral("Hunyuan"));
         QVERIFY(j["files"].toArray().size() >= 2);  // this fixture is sharded
+        // Without --tensors the tensors are counted, not listed (a 7B model has hundreds).
+        QVERIFY(!j.contains("tensors"));
+        const Run listed = run({"models", "inspect", kModel, "--json", "--tensors"});
+        QCOMPARE(listed.code, 0);
+        const QJsonObject jt = QJsonDocument::fromJson(listed.out).object();
+        const QJsonArray tensors = jt["tensors"].toArray();
+        QVERIFY(tensors.size() > 10);
+        QCOMPARE(j["tensor_count"].toInteger(), tensors.size());
+        qint64 by_dtype = 0;
+        for (const auto& b : j["stored_bytes_by_dtype"].toObject())
+            by_dtype += b.toInteger();
+        QCOMPARE(by_dtype, j["stored_bytes"].toInteger());
+        QVERIFY(by_dtype > 0);
         // Sum of stored tensor elements = the parameter count the config implies.
         qint64 elements = 0;
-        for (const auto& t : j["tensors"].toArray()) {
+        for (const auto& t : tensors) {
             qint64 n = 1;
             for (const auto& d : t.toObject()["shape"].toArray())
                 n *= d.toInteger();
@@ -369,6 +382,15 @@ class TestCli : public QObject {
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains("model.layers.1.self_attn.query_layernorm.weight"));
         QVERIFY(r.out.contains("int4"));
+        const Run brief = run({"models", "inspect", kModel});
+        QCOMPARE(brief.code, 0);
+        QVERIFY2(!brief.out.contains("query_layernorm"), brief.out.constData());
+        // The count and the total: "Weights  N tensors, X MiB in 4 file(s): ..."
+        QVERIFY2(QRegularExpression(QStringLiteral("Weights +\\d+ tensors, [0-9.]+ [KM]iB in 4 "
+                                                   "file\\(s\\)"))
+                     .match(QString::fromUtf8(brief.out))
+                     .hasMatch(),
+                 brief.out.constData());
     }
 
     // The command line prints exactly what the engine produces for the same request.
