@@ -69,8 +69,10 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
     const bool clamped = context > most;
     if (clamped) context = most;
     std::string chat;
+    bool chat_assumed = false;  // the directory has none: Hunyuan's is used
     try {
         const ChatTemplate t = ChatTemplate::from_model_dir(dir);
+        chat_assumed = t.assumed;
         check_chat_template(t, *tokenizer, dir);
         chat = chat_template_name(t.kind);
     } catch (const UnsupportedError& e) {
@@ -97,7 +99,8 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
         j["tie_word_embeddings"] = c.tie_word_embeddings;
         j["tokenizer"] = {{"kind", tokenizer_kind_name(tokenizer->kind())},
                           {"ids", tokenizer->vocab_size()},
-                          {"chat_template", chat}};
+                          {"chat_template", chat},
+                          {"chat_template_assumed", chat_assumed}};
         j["files"] = nlohmann::json::array();
         for (const auto& f : model.tensors->files())
             j["files"].push_back(f.filename().string());
@@ -153,8 +156,11 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
                                      : c.qk_norm_after_rope ? "per head, after RoPE"
                                                             : "per head, before RoPE");
     fmt::print("Embeddings    {}\n", c.tie_word_embeddings ? "tied" : "separate lm_head");
-    fmt::print("Tokenizer     {}, {} ids; chat template {}\n",
-               tokenizer_kind_name(tokenizer->kind()), tokenizer->vocab_size(), chat);
+    // An unsupported template's reason already says that it was assumed.
+    const bool say_assumed = chat_assumed && !chat.starts_with("unsupported");
+    fmt::print("Tokenizer     {}, {} ids; chat template {}{}\n",
+               tokenizer_kind_name(tokenizer->kind()), tokenizer->vocab_size(), chat,
+               say_assumed ? " (assumed: the model has none)" : "");
     std::string stored;
     for (const auto& [d, b] : dtype_bytes)
         stored += fmt::format("{}{} {}", stored.empty() ? "" : ", ", d, human_bytes(b));

@@ -355,6 +355,7 @@ int cmd_translate(const QStringList& args) {
     std::unique_ptr<Translator> cpu;
     if (!gpu && !remote) cpu = open_cpu_translator(p, model_dir, style);
     const Translator* translator = gpu ? gpu->translator() : cpu.get();
+    note_assumed_chat_template(translator, model_dir);
     // One segment, on whichever engine is open.
     auto translate_one = [&](const PromptRequest& r, const TranslateOptions& o) {
         if (!gpu) return cpu->translate(r, o);

@@ -1,6 +1,7 @@
 #include "engine_options.h"
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cli_commands.h"
@@ -8,6 +9,7 @@
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
+#include "mtdesk/tokenizer/chat_template.h"
 
 namespace mtdesk::app {
 
@@ -139,6 +141,15 @@ std::unique_ptr<Translator> open_cpu_translator(const QCommandLineParser& p,
                      std::string(cpu_tier_name(model->tier())).c_str());
     }
     return translator;
+}
+
+void note_assumed_chat_template(const Translator* translator, const std::string& model_dir) {
+    if (!translator || !translator->chat_template().assumed) return;
+    std::fprintf(stderr,
+                 "note: %s has no chat template (none in tokenizer_config.json, no "
+                 "chat_template.jinja); the %s template is assumed\n",
+                 model_dir.c_str(),
+                 std::string(chat_template_name(translator->chat_template().kind)).c_str());
 }
 
 }  // namespace mtdesk::app

@@ -49,4 +49,9 @@ std::unique_ptr<Translator> open_cpu_translator(const QCommandLineParser& p,
                                                 const std::string& model_dir,
                                                 std::optional<PromptStyle> style = {});
 
+/// A note on stderr when the model in `model_dir`, opened as `translator`, has no chat template
+/// of its own and Hunyuan's is assumed (ChatTemplate::assumed): a model of another family
+/// would translate poorly with it. Nothing for a null translator.
+void note_assumed_chat_template(const Translator* translator, const std::string& model_dir);
+
 }  // namespace mtdesk::app

@@ -577,6 +577,51 @@ class TestCli : public QObject {
         QVERIFY2(r.out.contains("unsupported"), r.out.constData());
     }
 
+    // A model directory without a chat template gets Hunyuan's: models inspect says that it is
+    // assumed, and translate says so once (not per line).
+    void assumedChatTemplate() {
+        QTemporaryDir dir;
+        for (const QFileInfo& f : QDir(kModel).entryInfoList(QDir::Files))
+            QVERIFY(QFile::copy(f.filePath(), dir.filePath(f.fileName())));
+        const QString config = dir.filePath(QStringLiteral("tokenizer_config.json"));
+        QJsonObject tokenizer_config = QJsonDocument::fromJson(read_file(config)).object();
+        QVERIFY(tokenizer_config.contains("chat_template"));
+        tokenizer_config.remove("chat_template");
+        QVERIFY(QFile::remove(config));
+        write_file(config, QJsonDocument(tokenizer_config).toJson());
+
+        Run r = run({"models", "inspect", dir.path()});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("chat template Hunyuan (assumed: the model has none)\n"),
+                 r.out.constData());
+        r = run({"models", "inspect", dir.path(), "--json"});
+        QCOMPARE(r.code, 0);
+        QJsonObject tokenizer = QJsonDocument::fromJson(r.out).object()["tokenizer"].toObject();
+        QCOMPARE(tokenizer["chat_template"].toString(), QStringLiteral("Hunyuan"));
+        QCOMPARE(tokenizer["chat_template_assumed"], QJsonValue(true));
+        // The model with its own template: nothing assumed.
+        r = run({"models", "inspect", kModel});
+        QVERIFY2(r.out.contains("chat template Hunyuan\n"), r.out.constData());
+        r = run({"models", "inspect", kModel, "--json"});
+        tokenizer = QJsonDocument::fromJson(r.out).object()["tokenizer"].toObject();
+        QCOMPARE(tokenizer["chat_template_assumed"], QJsonValue(false));
+
+        const QStringList args = {"--to", "de", "--device", "cpu", "--greedy", "--max-tokens", "4"};
+        const QByteArray input = "Open the file\nSave your changes\n";
+        const Run assumed = run(QStringList{"translate", "--model", dir.path()} + args, input);
+        QCOMPARE(assumed.code, 0);
+        QCOMPARE(assumed.err.count("chat template"), 1);
+        QVERIFY2(assumed.err.contains("note: " + dir.path().toUtf8() +
+                                      " has no chat template (none in tokenizer_config.json, no "
+                                      "chat_template.jinja); the Hunyuan template is assumed\n"),
+                 assumed.err.constData());
+        // The template assumed is the fixture's own, so the translation is the same.
+        const Run own = run(QStringList{"translate", "--model", kModel} + args, input);
+        QCOMPARE(own.code, 0);
+        QVERIFY2(!own.err.contains("chat template"), own.err.constData());
+        QCOMPARE(assumed.out, own.out);
+    }
+
     // `bench --skip`'s list: names to StepOp bits, unknown names refused.
     void stepOps() {
         QCOMPARE(cuda::parse_step_ops(""), 0u);

@@ -203,6 +203,7 @@ int cmd_serve(const QStringList& args) {
     signal(SIGPIPE, SIG_IGN);
     SignalWatcher stop_on_signal;
     std::unique_ptr<TranslationEngine> engine = open_engine(p, model_dir);
+    note_assumed_chat_template(engine->translator(), model_dir);
     serve::HttpServer server(*engine, o);
     const int port = server.bind();
     stop_on_signal.watch(&server);
