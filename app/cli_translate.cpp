@@ -173,29 +173,6 @@ void report_placeholders(const QString& file,
                  qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
 }
 
-/// A warning when the model was trained for English <-> `langs` only and the pair is outside
-/// that. `from` is the given source language, or else the one detected in `text` (nullptr when
-/// none was given or found: then only the target is checked). `where` names the input, if
-/// the warning is about one.
-void warn_untrained_pair(const std::vector<std::string>& langs, const Language* from,
-                         const Language& to, std::string_view text, const std::string& where) {
-    if (langs.empty()) return;
-    bool detected = false;
-    if (!from && !text.empty()) {
-        from = detect_language(text).language;
-        detected = from != nullptr;
-    }
-    if (!untrained_pair(langs, from, to)) return;
-    const std::string list = language_list(langs);
-    const std::string source =
-        from ? std::string(from->code) + (detected ? " (detected)" : "") : "(undetected)";
-    std::fprintf(stderr,
-                 "mtdesk: warning: %sthis model was trained for English <-> %s only; %s -> %s is "
-                 "outside that, expect a poor translation\n",
-                 where.empty() ? "" : (where + ": ").c_str(), list.c_str(), source.c_str(),
-                 std::string(to.code).c_str());
-}
-
 /// Submits a job; the future holds its outcome.
 // A line whose translation ended at the token limit is probably cut short: say so, as serve's
 // truncated_lines does.
@@ -220,6 +197,34 @@ JobOutcome wait_for(const std::shared_future<JobOutcome>& f) {
 }
 
 }  // namespace
+
+void warn_about_source(const std::vector<std::string>& langs, const Language* from,
+                       const Language& to, std::string_view text, const std::string& where) {
+    bool detected = false;
+    if (!from && !text.empty()) {
+        const Detection d = detect_source_language(text);
+        if (d.reliable && d.language->code == to.code) {
+            // Then the pair is no pair: the untrained-pair warning would only confuse.
+            std::fprintf(stderr,
+                         "mtdesk: warning: %sthe input already looks like %s, the target "
+                         "language; it is translated anyway\n",
+                         where.empty() ? "" : (where + ": ").c_str(),
+                         std::string(to.english_name).c_str());
+            return;
+        }
+        from = d.language;
+        detected = from != nullptr;
+    }
+    if (langs.empty() || !untrained_pair(langs, from, to)) return;
+    const std::string list = language_list(langs);
+    const std::string source =
+        from ? std::string(from->code) + (detected ? " (detected)" : "") : "(undetected)";
+    std::fprintf(stderr,
+                 "mtdesk: warning: %sthis model was trained for English <-> %s only; %s -> %s is "
+                 "outside that, expect a poor translation\n",
+                 where.empty() ? "" : (where + ": ").c_str(), list.c_str(), source.c_str(),
+                 std::string(to.code).c_str());
+}
 
 std::string read_stdin_text() {
     const std::string bytes{std::istreambuf_iterator<char>(std::cin),
@@ -349,7 +354,7 @@ int cmd_translate(const QStringList& args) {
     // Checked once the source text is read (its language detected when --from is not given).
     const std::vector<std::string> trained =
         remote ? std::vector<std::string>{} : trained_languages(model_dir);
-    if (request.source) warn_untrained_pair(trained, request.source, *request.target, {}, {});
+    if (request.source) warn_about_source(trained, request.source, *request.target, {}, {});
     std::unique_ptr<TranslationEngine> gpu =
         remote ? nullptr : open_gpu_engine(p, model_dir, style ? "--prompt-style" : nullptr);
     std::unique_ptr<Translator> cpu;
@@ -382,7 +387,7 @@ int cmd_translate(const QStringList& args) {
     if (files.isEmpty() && gpu) {
         // Every line at once: the GPU engine batches them; printed in input order.
         const std::string text = read_stdin_text();
-        if (!request.source) warn_untrained_pair(trained, nullptr, *request.target, text, "stdin");
+        if (!request.source) warn_about_source(trained, nullptr, *request.target, text, "stdin");
         const std::vector<TextLine> lines = split_lines(text);
         std::vector<std::shared_future<JobOutcome>> outcomes(lines.size());
         std::vector<std::vector<GlossaryEntry>> entries(lines.size());
@@ -418,7 +423,7 @@ int cmd_translate(const QStringList& args) {
     if (files.isEmpty()) {
         request.text = read_stdin_text();
         if (!request.source)
-            warn_untrained_pair(trained, nullptr, *request.target, request.text, "stdin");
+            warn_about_source(trained, nullptr, *request.target, request.text, "stdin");
         request.glossary = glossary.matching_entries(request.text, source_lang, target_lang);
         cpu->translate_lines(
             request, options,
@@ -446,9 +451,9 @@ int cmd_translate(const QStringList& args) {
             documents::Document doc = documents::read_document(file, &format);
             check_output_folder(file);  // before the translation, not after it
             doc.target_language = target_lang;
-            if (!trained.empty() && !request.source)
-                warn_untrained_pair(trained, nullptr, *request.target,
-                                    documents::detection_sample(doc), file.toStdString());
+            if (!request.source)
+                warn_about_source(trained, nullptr, *request.target,
+                                  documents::detection_sample(doc), file.toStdString());
             bar.start(file.toStdString(), doc.segments.size());
             auto progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
             std::vector<std::pair<std::size_t, std::vector<GlossaryEntry>>> missing;

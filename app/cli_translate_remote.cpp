@@ -38,6 +38,8 @@ std::string utf8(const QString& s) {
 int translate_stdin(TranslationEngine& engine, const PromptRequest& request,
                     const Glossary& glossary, const TranslateOptions& options) {
     const std::string text = read_stdin_text();
+    // The servers' model is unknown here: no trained pairs to check, only the language.
+    if (!request.source) warn_about_source({}, nullptr, *request.target, text, "stdin");
     const std::string from = request.source ? std::string(request.source->code) : "";
     const std::string to(request.target->code);
     const std::vector<TextLine> lines = split_lines(text);

@@ -448,6 +448,50 @@ class TestCli : public QObject {
         QCOMPARE(o.value(QStringLiteral("parameters")).toDouble(), 29173248.0);
     }
 
+    // Without --from the source is detected as the window detects it: CLD2 when it is sure,
+    // else Chinese for Han-majority text, else undetected (CLD2's unsure answer for a short
+    // line is English whatever the script, which hid the pair or named the wrong one). Text
+    // that surely is in the target language already gets a warning of its own, once.
+    void sourceLanguageWarnings() {
+        const QStringList demo = {"translate", "--device", "cpu", "--max-tokens", "4"};
+        Run r = run(demo + QStringList{"--to", "ja"}, QStringLiteral("保存\n").toUtf8());
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("stdin: this model was trained for English <-> ") &&
+                     r.err.contains("only; zh (detected) -> ja is outside that"),
+                 r.err.constData());
+        r = run(demo + QStringList{"--to", "th"}, QStringLiteral("Файл\n").toUtf8());
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("only; (undetected) -> th is outside that"), r.err.constData());
+
+        const QByteArray german =
+            "Die Datei konnte nicht geöffnet werden, weil sie von einem anderen Programm "
+            "verwendet wird.\nBitte schließen Sie das andere Programm.\n";
+        const QByteArray looks_german =
+            "the input already looks like German, the target language; it is translated anyway";
+        r = run(demo + QStringList{"--to", "de"}, german);
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out.count('\n'), 2);  // translated all the same
+        QCOMPARE(r.err.count("already looks like"), 1);
+        QVERIFY2(r.err.contains("mtdesk: warning: stdin: " + looks_german), r.err.constData());
+        QVERIFY2(!r.err.contains("outside that"), r.err.constData());       // de -> de is no pair
+        r = run(demo + QStringList{"--to", "de", "--from", "en"}, german);  // the user said so
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!r.err.contains("already looks like"), r.err.constData());
+        r = run(demo + QStringList{"--to", "en"}, "Open\n");  // too short to be sure
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!r.err.contains("already looks like"), r.err.constData());
+        r = run(demo + QStringList{"--to", "fr"}, german);
+        QVERIFY2(!r.err.contains("already looks like"), r.err.constData());
+        // A document: named in the warning.
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("hinweis.txt"));
+        write_file(file, german);
+        r = run(demo + QStringList{"--to", "de", file});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("mtdesk: warning: " + file.toUtf8() + ": " + looks_german),
+                 r.err.constData());
+    }
+
     void translateFiles() {
         QTemporaryDir dir;
         const QString good = dir.filePath("notes.txt");
