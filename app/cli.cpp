@@ -43,7 +43,11 @@ constexpr const char* kUsage =
     "interface text in 13 languages <-> English. Real translation needs Hunyuan-MT-7B or\n"
     "HY-MT1.5 (see the README).\n"
     "\n"
-    "Run 'mtdesk <command> --help' for the options of a command.\n";
+    "Run 'mtdesk <command> --help' for the options of a command.\n"
+    "\n"
+    "Exit status: 0 success; 1 failure (a file that cannot be read or written, a model that\n"
+    "fails to load, a failed translation); 2 usage error (an unknown or missing option, a\n"
+    "value an option does not take, an unknown language).\n";
 
 }  // namespace
 
@@ -61,8 +65,8 @@ long long whole_number_option(const QCommandLineParser& p, const char* name, lon
     bool ok = false;
     const long long v = value.toLongLong(&ok);
     if (!ok || v < lo || v > hi)
-        throw Error(fmt::format("--{} needs a whole number from {} to {}, got '{}'", name, lo, hi,
-                                value.toStdString()));
+        throw UsageError(fmt::format("--{} needs a whole number from {} to {}, got '{}'", name, lo,
+                                     hi, value.toStdString()));
     return v;
 }
 
@@ -117,6 +121,9 @@ int run_cli(int argc, char** argv) {
         if (command == QLatin1String("languages")) code = cmd_languages(args);
         if (command == QLatin1String("bench")) code = cmd_bench(args);
         if (command == QLatin1String("serve")) code = cmd_serve(args);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "mtdesk %s: %s\n", qPrintable(command), e.what());
+        return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mtdesk: %s\n", e.what());
         return 1;

@@ -69,7 +69,9 @@ std::vector<int> int_list(const QString& text, const char* option) {
     for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         bool ok = false;
         const int v = part.toInt(&ok);
-        if (!ok || v < 1) throw Error(std::string("--") + option + " needs positive integers");
+        if (!ok || v < 1)
+            throw UsageError(std::string("--") + option + " needs positive whole numbers, got '" +
+                             text.toStdString() + "'");
         out.push_back(v);
     }
     return out;
@@ -144,13 +146,13 @@ int cmd_bench(const QStringList& args) {
                                       ? p.value(QStringLiteral("model")).toStdString()
                                       : default_model_dir();
     const auto tier = parse_tier(p.value(QStringLiteral("tier")).toStdString());
-    if (!tier) throw Error("--tier must be bf16, fp16, int8 or int4");
+    if (!tier) throw UsageError("--tier must be bf16, fp16, int8 or int4");
     const auto kv_cache = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
-    if (!kv_cache) throw Error("--kv-cache must be 16bit or int8");
+    if (!kv_cache) throw UsageError("--kv-cache must be 16bit or int8");
     const std::vector<int> batches = int_list(p.value(QStringLiteral("batch")), "batch");
     const std::string sampling_mode = p.value(QStringLiteral("sampling")).toStdString();
     if (sampling_mode != "greedy" && sampling_mode != "hy-mt")
-        throw Error("--sampling must be greedy or hy-mt");
+        throw UsageError("--sampling must be greedy or hy-mt");
     SamplingParams sampling = sampling_mode == "greedy" ? SamplingParams::greedy_decoding()
                                                         : SamplingParams::hunyuan_mt();
     sampling.seed = 1;
@@ -165,7 +167,7 @@ int cmd_bench(const QStringList& args) {
     if (device.startsWith(QLatin1String("cuda:"))) device = device.mid(5);
     bool device_ok = false;
     o.device = device.toInt(&device_ok);
-    if (!device_ok || o.device < 0) throw Error("--device must be cuda, cuda:N or N");
+    if (!device_ok || o.device < 0) throw UsageError("--device must be cuda, cuda:N or N");
     o.tier = *tier;
     o.kv_cache = *kv_cache;
     o.kv_tokens = whole_number_option(p, "kv-tokens", 1, kMaxKvTokensOption);
@@ -174,12 +176,16 @@ int cmd_bench(const QStringList& args) {
     o.programmatic_launch = !p.isSet(QStringLiteral("no-pdl"));
     o.overlap_steps = !p.isSet(QStringLiteral("no-overlap"));
     o.fused_inputs = !p.isSet(QStringLiteral("no-fused-inputs"));
-    o.skip_ops = cuda::parse_step_ops(p.value(QStringLiteral("skip")).toStdString());
+    try {
+        o.skip_ops = cuda::parse_step_ops(p.value(QStringLiteral("skip")).toStdString());
+    } catch (const Error& e) {  // a wrong name is the command line's fault
+        throw UsageError(std::string("--skip: ") + e.what());
+    }
     ModelConfig config = ModelDir::open(model_dir).config;
     const std::string synthetic = p.value(QStringLiteral("synthetic")).toStdString();
     if (!synthetic.empty()) {
         const std::optional<ModelConfig> shapes = published_shapes(synthetic, config);
-        if (!shapes) throw Error("--synthetic must be hy-mt-7b or hy-mt1.5-1.8b");
+        if (!shapes) throw UsageError("--synthetic must be hy-mt-7b or hy-mt1.5-1.8b");
         config = *shapes;
     }
     // The practical bandwidth limit, measured in this run before anything is loaded.

@@ -1,7 +1,8 @@
 #pragma once
 // The subcommands of the `mtdesk` executable. Each takes the argument list with the subcommand
 // itself removed (args[0] is the program) and returns the exit code: 0 success, 1 failure,
-// 2 usage error. Errors are printed to stderr.
+// 2 usage error. Errors are printed to stderr; run_cli prints what they throw (UsageError: exit
+// 2, any other exception: exit 1).
 
 #include <QString>
 #include <QStringList>
@@ -12,9 +13,20 @@
 
 #include "mtdesk/translate/glossary.h"
 
+#include "mtdesk/error.h"
+
 class QCommandLineParser;
 
 namespace mtdesk::app {
+
+/// A command line that is wrong in itself, whatever the machine and the files: an unknown or
+/// missing option, a value an option does not take, an unknown language, options that exclude
+/// each other. run_cli prints it after the command's name and exits with 2; other errors (a
+/// file that cannot be read, a model that fails to load, a failed translation) exit with 1.
+class UsageError : public Error {
+  public:
+    using Error::Error;
+};
 
 int cmd_translate(const QStringList& args);
 int cmd_models(const QStringList& args);
@@ -27,7 +39,7 @@ int cmd_serve(const QStringList& args);
 QString command_help(const QCommandLineParser& p, const QString& command);
 
 /// Option `name`'s value (as given, or its default) as a whole number within [lo, hi]. Throws
-/// Error "--NAME needs a whole number from LO to HI, got 'VALUE'" otherwise: a value past the
+/// UsageError "--NAME needs a whole number from LO to HI, got 'VALUE'" otherwise: a value past the
 /// range never wraps round into a different one.
 long long whole_number_option(const QCommandLineParser& p, const char* name, long long lo,
                               long long hi);

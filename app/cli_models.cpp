@@ -69,8 +69,10 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
     const bool clamped = context > most;
     if (clamped) context = most;
     std::string chat;
+    bool chat_assumed = false;  // the directory has none: Hunyuan's is used
     try {
         const ChatTemplate t = ChatTemplate::from_model_dir(dir);
+        chat_assumed = t.assumed;
         check_chat_template(t, *tokenizer, dir);
         chat = chat_template_name(t.kind);
     } catch (const UnsupportedError& e) {
@@ -97,15 +99,21 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
         j["tie_word_embeddings"] = c.tie_word_embeddings;
         j["tokenizer"] = {{"kind", tokenizer_kind_name(tokenizer->kind())},
                           {"ids", tokenizer->vocab_size()},
-                          {"chat_template", chat}};
+                          {"chat_template", chat},
+                          {"chat_template_assumed", chat_assumed}};
         j["files"] = nlohmann::json::array();
         for (const auto& f : model.tensors->files())
             j["files"].push_back(f.filename().string());
         j["stored_bytes"] = model.tensors->total_bytes();
-        j["tensors"] = nlohmann::json::array();
-        for (const auto& [name, t] : model.tensors->all())
-            j["tensors"].push_back(
-                {{"name", name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
+        j["stored_bytes_by_dtype"] = dtype_bytes;
+        j["tensor_count"] = model.tensors->all().size();
+        // A 7B model has hundreds of tensors: listed only when asked for.
+        if (list_tensors) {
+            j["tensors"] = nlohmann::json::array();
+            for (const auto& [name, t] : model.tensors->all())
+                j["tensors"].push_back(
+                    {{"name", name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
+        }
         j["memory"] = {{"context_tokens", context},
                        {"max_batch", batch},
                        {"kv_cache", std::string(kv_cache_dtype_name(kv))},
@@ -148,13 +156,16 @@ int inspect(const QString& dir_arg, bool json, bool list_tensors, long long cont
                                      : c.qk_norm_after_rope ? "per head, after RoPE"
                                                             : "per head, before RoPE");
     fmt::print("Embeddings    {}\n", c.tie_word_embeddings ? "tied" : "separate lm_head");
-    fmt::print("Tokenizer     {}, {} ids; chat template {}\n",
-               tokenizer_kind_name(tokenizer->kind()), tokenizer->vocab_size(), chat);
+    // An unsupported template's reason already says that it was assumed.
+    const bool say_assumed = chat_assumed && !chat.starts_with("unsupported");
+    fmt::print("Tokenizer     {}, {} ids; chat template {}{}\n",
+               tokenizer_kind_name(tokenizer->kind()), tokenizer->vocab_size(), chat,
+               say_assumed ? " (assumed: the model has none)" : "");
     std::string stored;
     for (const auto& [d, b] : dtype_bytes)
         stored += fmt::format("{}{} {}", stored.empty() ? "" : ", ", d, human_bytes(b));
-    fmt::print("Weights       {} tensors in {} file(s): {}\n", model.tensors->all().size(),
-               model.tensors->files().size(), stored);
+    fmt::print("Weights       {} tensors, {} in {} file(s): {}\n", model.tensors->all().size(),
+               human_bytes(model.tensors->total_bytes()), model.tensors->files().size(), stored);
     if (list_tensors) {
         for (const auto& [name, t] : model.tensors->all())
             fmt::print("  {:<56} {:<5} {}\n", name, dtype_name(t->dtype), shape_string(t->shape));
@@ -201,7 +212,9 @@ int cmd_models(const QStringList& args) {
                             QStringLiteral("[DIR]"));
     p.addOptions({
         {QStringLiteral("json"), QStringLiteral("Print JSON.")},
-        {QStringLiteral("tensors"), QStringLiteral("List every tensor.")},
+        {QStringLiteral("tensors"),
+         QStringLiteral("List every tensor (name, dtype, shape), also in the JSON; without it "
+                        "only their count and bytes.")},
         {QStringLiteral("context"), QStringLiteral("KV cache budget in tokens."),
          QStringLiteral("N"), QStringLiteral("8192")},
         {QStringLiteral("batch"), QStringLiteral("Most sequences decoding at once."),
@@ -226,19 +239,10 @@ int cmd_models(const QStringList& args) {
             stderr);
         return 2;
     }
-    long long context = 0, batch = 0;
-    try {
-        context = whole_number_option(p, "context", 1, kMaxKvTokensOption);
-        batch = whole_number_option(p, "batch", 1, kMaxBatchOption);
-    } catch (const Error& e) {
-        std::fprintf(stderr, "mtdesk models: %s\n", e.what());
-        return 2;
-    }
+    const long long context = whole_number_option(p, "context", 1, kMaxKvTokensOption);
+    const long long batch = whole_number_option(p, "batch", 1, kMaxBatchOption);
     const auto kv = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
-    if (!kv) {
-        std::fputs("mtdesk models: --kv-cache must be 16bit or int8\n", stderr);
-        return 2;
-    }
+    if (!kv) throw UsageError("--kv-cache must be 16bit or int8");
     const QString dir = pos.size() == 2 ? pos[1] : QString::fromStdString(default_model_dir());
     return inspect(dir, p.isSet(QStringLiteral("json")), p.isSet(QStringLiteral("tensors")),
                    context, batch, *kv);

@@ -41,8 +41,8 @@ const Language* language_option(const QCommandLineParser& p, const QString& name
     const std::string value = p.value(name).toStdString();
     const Language* l = find_language(value);
     if (!l)
-        throw Error("unknown language '" + value + "' for --" + name.toStdString() +
-                    " (see 'mtdesk languages')");
+        throw UsageError("unknown language '" + value + "' for --" + name.toStdString() +
+                         " (see 'mtdesk languages')");
     return l;
 }
 
@@ -51,21 +51,94 @@ std::string model_option(const QCommandLineParser& p) {
                                             : default_model_dir();
 }
 
-// Whether tagged segments (inline markup) go to the model whole with HY-MT1.5's formatted
-// prompt (--formatted). Models not trained with it (the demo model) answer it with nonsense.
-bool use_formatted_prompt(const QCommandLineParser& p, const std::string& model_dir,
-                          PromptStyle style) {
+// --formatted as given: true (yes), false (no), or nullopt (auto).
+std::optional<bool> formatted_option(const QCommandLineParser& p) {
     const QString when = p.value(QStringLiteral("formatted"));
+    if (when == QLatin1String("yes")) return true;
     if (when == QLatin1String("no")) return false;
-    if (when == QLatin1String("yes")) {
+    if (when != QLatin1String("auto"))
+        throw UsageError("--formatted must be yes, no or auto, got '" + when.toStdString() + "'");
+    return std::nullopt;
+}
+
+// Whether tagged segments (inline markup) go to the model whole with HY-MT1.5's formatted
+// prompt. Models not trained with it (the demo model) answer it with nonsense. `style`: the
+// prompt style the model is opened with.
+bool use_formatted_prompt(std::optional<bool> formatted, const std::string& model_dir,
+                          PromptStyle style) {
+    if (formatted == false) return false;
+    if (formatted == true) {
         if (style != PromptStyle::HyMt15)
-            throw Error("--formatted yes needs an HY-MT1.5 model (see --prompt-style)");
+            throw UsageError("--formatted yes needs an HY-MT1.5 model (see --prompt-style)");
         return true;
     }
-    if (when != QLatin1String("auto")) throw Error("--formatted must be yes, no or auto");
     const QString name = QDir(QString::fromStdString(model_dir)).dirName();
     return style == PromptStyle::HyMt15 &&
            name.contains(QLatin1String("HY-MT"), Qt::CaseInsensitive);
+}
+
+// The sampling and length options as given. Read before a model loads, so that a wrong value
+// is reported at once rather than after the loading.
+struct SamplingOptions {
+    bool greedy = false;
+    std::optional<float> temperature, top_p, repetition_penalty;
+    std::optional<int> top_k;
+    std::optional<uint64_t> seed;
+    int max_new_tokens = 1024;
+};
+
+SamplingOptions sampling_options(const QCommandLineParser& p) {
+    SamplingOptions o;
+    o.greedy = p.isSet(QStringLiteral("greedy"));
+    // Whole numbers must be whole and in range ("1e10" is not a token count); the others
+    // finite (a temperature of inf or nan would reach the sampler).
+    auto real = [&](const char* name) -> std::optional<float> {
+        const QString key = QString::fromLatin1(name);
+        if (!p.isSet(key)) return std::nullopt;
+        bool ok = false;
+        const double v = p.value(key).toDouble(&ok);
+        if (!ok || !std::isfinite(v) || std::abs(v) > 1e30)
+            throw UsageError(std::string("--") + name + " needs a finite number, got '" +
+                             p.value(key).toStdString() + "'");
+        return static_cast<float>(v);
+    };
+    auto given = [&](const char* name) {
+        return ", got '" + p.value(QString::fromLatin1(name)).toStdString() + "'";
+    };
+    constexpr long long kIntMax = std::numeric_limits<int>::max();
+    o.temperature = real("temperature");
+    if (o.temperature && *o.temperature < 0)
+        throw UsageError("--temperature must be >= 0 (0 = greedy)" + given("temperature"));
+    if (p.isSet(QStringLiteral("top-k")))
+        o.top_k = static_cast<int>(whole_number_option(p, "top-k", 0, kIntMax));
+    o.top_p = real("top-p");
+    if (o.top_p && !(*o.top_p > 0 && *o.top_p <= 1))
+        throw UsageError("--top-p must be in (0, 1] (1 = off)" + given("top-p"));
+    o.repetition_penalty = real("repetition-penalty");
+    if (o.repetition_penalty && !(*o.repetition_penalty > 0))
+        throw UsageError("--repetition-penalty must be > 0 (1 = off)" +
+                         given("repetition-penalty"));
+    if (p.isSet(QStringLiteral("seed")))  // absent: a random seed for each segment
+        o.seed = static_cast<uint64_t>(
+            whole_number_option(p, "seed", 0, std::numeric_limits<long long>::max()));
+    o.max_new_tokens = static_cast<int>(whole_number_option(p, "max-tokens", 1, kIntMax));
+    return o;
+}
+
+// `sp` (the model's recommended sampling) with the options applied.
+SamplingParams apply_sampling_options(SamplingParams sp, const SamplingOptions& o) {
+    if (o.greedy) sp = SamplingParams::greedy_decoding();
+    if (o.temperature) sp.temperature = *o.temperature;
+    if (o.top_k) sp.top_k = *o.top_k;
+    if (o.top_p) sp.top_p = *o.top_p;
+    if (o.repetition_penalty) sp.repetition_penalty = *o.repetition_penalty;
+    if (o.seed) sp.seed = *o.seed;
+    // A sampling option asks for sampling, also on a model whose generation_config.json
+    // recommends greedy decoding (the bundled demo model); --greedy wins.
+    if (!o.greedy && (o.temperature || o.top_k || o.top_p)) sp.greedy = false;
+    if (o.temperature && *o.temperature == 0.0f)
+        sp.greedy = true;  // temperature 0 means "no randomness", as in llama.cpp
+    return sp;
 }
 
 // Segments whose translation lost or gained a placeholder (%s, {name}, a tag, a URL): PO
@@ -89,29 +162,6 @@ void report_placeholders(const QString& file,
                  qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
 }
 
-/// A warning when the model was trained for English <-> `langs` only and the pair is outside
-/// that. `from` is the given source language, or else the one detected in `text` (nullptr when
-/// none was given or found: then only the target is checked). `where` names the input, if
-/// the warning is about one.
-void warn_untrained_pair(const std::vector<std::string>& langs, const Language* from,
-                         const Language& to, std::string_view text, const std::string& where) {
-    if (langs.empty()) return;
-    bool detected = false;
-    if (!from && !text.empty()) {
-        from = detect_language(text).language;
-        detected = from != nullptr;
-    }
-    if (!untrained_pair(langs, from, to)) return;
-    const std::string list = language_list(langs);
-    const std::string source =
-        from ? std::string(from->code) + (detected ? " (detected)" : "") : "(undetected)";
-    std::fprintf(stderr,
-                 "mtdesk: warning: %sthis model was trained for English <-> %s only; %s -> %s is "
-                 "outside that, expect a poor translation\n",
-                 where.empty() ? "" : (where + ": ").c_str(), list.c_str(), source.c_str(),
-                 std::string(to.code).c_str());
-}
-
 /// Submits a job and waits for its outcome.
 JobOutcome run_job(TranslationEngine& engine, TranslationJob job) {
     auto promise = std::make_shared<std::promise<JobOutcome>>();
@@ -131,6 +181,34 @@ void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntr
         terms += (terms.empty() ? "\"" : ", \"") + e.source + "\" -> \"" + e.target + "\"";
     std::fprintf(stderr, "mtdesk: %s: glossary term%s missing from the translation: %s\n",
                  where.c_str(), missing.size() > 1 ? "s" : "", terms.c_str());
+}
+
+void warn_about_source(const std::vector<std::string>& langs, const Language* from,
+                       const Language& to, std::string_view text, const std::string& where) {
+    bool detected = false;
+    if (!from && !text.empty()) {
+        const Detection d = detect_source_language(text);
+        if (d.reliable && d.language->code == to.code) {
+            // Then the pair is no pair: the untrained-pair warning would only confuse.
+            std::fprintf(stderr,
+                         "mtdesk: warning: %sthe input already looks like %s, the target "
+                         "language; it is translated anyway\n",
+                         where.empty() ? "" : (where + ": ").c_str(),
+                         std::string(to.english_name).c_str());
+            return;
+        }
+        from = d.language;
+        detected = from != nullptr;
+    }
+    if (langs.empty() || !untrained_pair(langs, from, to)) return;
+    const std::string list = language_list(langs);
+    const std::string source =
+        from ? std::string(from->code) + (detected ? " (detected)" : "") : "(undetected)";
+    std::fprintf(stderr,
+                 "mtdesk: warning: %sthis model was trained for English <-> %s only; %s -> %s is "
+                 "outside that, expect a poor translation\n",
+                 where.empty() ? "" : (where + ": ").c_str(), list.c_str(), source.c_str(),
+                 std::string(to.code).c_str());
 }
 
 int cmd_translate(const QStringList& args) {
@@ -219,16 +297,8 @@ int cmd_translate(const QStringList& args) {
     request.target = language_option(p, QStringLiteral("to"));
     request.source = language_option(p, QStringLiteral("from"));
     if (request.source == request.target)
-        throw Error("--from and --to are the same language (" +
-                    std::string(request.target->english_name) + ")");
-    // Read before the model loads, so a broken glossary is reported at once.
-    const std::string source_lang = request.source ? std::string(request.source->code) : "";
-    const std::string target_lang(request.target->code);
-    Glossary glossary;
-    if (p.isSet(QStringLiteral("glossary")))
-        glossary = Glossary::read(p.value(QStringLiteral("glossary")).toStdString(),
-                                  {source_lang, target_lang});
-
+        throw UsageError("--from and --to are the same language (" +
+                         std::string(request.target->english_name) + ")");
     std::optional<PromptStyle> style;
     if (p.isSet(QStringLiteral("prompt-style"))) {
         const QString s = p.value(QStringLiteral("prompt-style"));
@@ -237,19 +307,33 @@ int cmd_translate(const QStringList& args) {
         else if (s == QLatin1String("hy-mt1.5"))
             style = PromptStyle::HyMt15;
         else
-            throw Error("--prompt-style must be hunyuan-mt or hy-mt1.5");
+            throw UsageError("--prompt-style must be hunyuan-mt or hy-mt1.5, got '" +
+                             s.toStdString() + "'");
     }
+    const SamplingOptions sampling = sampling_options(p);
+    const std::optional<bool> formatted = formatted_option(p);
+    // Decided before the model loads, with the prompt style it is opened with (the GPU
+    // engine's is always guessed: --prompt-style is refused there).
+    const bool formatted_prompt =
+        !remote &&
+        use_formatted_prompt(formatted, model_dir, style.value_or(guess_prompt_style(model_dir)));
+    // Read before the model loads, so a broken glossary is reported at once.
+    const std::string source_lang = request.source ? std::string(request.source->code) : "";
+    const std::string target_lang(request.target->code);
+    Glossary glossary;
+    if (p.isSet(QStringLiteral("glossary")))
+        glossary = Glossary::read(p.value(QStringLiteral("glossary")).toStdString(),
+                                  {source_lang, target_lang});
     // Checked once the source text is read (its language detected when --from is not given).
     const std::vector<std::string> trained =
         remote ? std::vector<std::string>{} : trained_languages(model_dir);
-    if (request.source) warn_untrained_pair(trained, request.source, *request.target, {}, {});
+    if (request.source) warn_about_source(trained, request.source, *request.target, {}, {});
     // The GPU's batching engine when there is one, else the CPU engine's worker thread.
     std::unique_ptr<TranslationEngine> engine =
         remote ? nullptr : open_gpu_engine(p, model_dir, style ? "--prompt-style" : nullptr);
     if (!engine && !remote) engine = make_cpu_engine(open_cpu_translator(p, model_dir, style));
     const Translator* translator = engine ? engine->translator() : nullptr;
-    const bool formatted_prompt =
-        translator && use_formatted_prompt(p, model_dir, translator->style());
+    note_assumed_chat_template(translator, model_dir);
     // One segment of a document.
     auto translate_one = [&](const PromptRequest& r, const TranslateOptions& o) {
         const JobOutcome out = run_job(*engine, TranslationJob{r, o});
@@ -264,51 +348,9 @@ int cmd_translate(const QStringList& args) {
     TranslateOptions options;
     // Servers: the published recommendation of Hunyuan-MT and HY-MT1.5 (their
     // generation_config.json is not at hand here).
-    options.sampling =
-        translator ? translator->recommended_sampling() : SamplingParams::hunyuan_mt();
-    if (p.isSet(QStringLiteral("greedy"))) options.sampling = SamplingParams::greedy_decoding();
-    // Whole numbers must be whole and in range ("1e10" is not a token count); the others
-    // finite (a temperature of inf or nan would reach the sampler).
-    auto real = [&](const char* name, float& field) {
-        const QString key = QString::fromLatin1(name);
-        if (!p.isSet(key)) return;
-        bool ok = false;
-        const double v = p.value(key).toDouble(&ok);
-        if (!ok || !std::isfinite(v) || std::abs(v) > 1e30)
-            throw Error(std::string("--") + name + " needs a finite number, got '" +
-                        p.value(key).toStdString() + "'");
-        field = static_cast<float>(v);
-    };
-    auto whole = [&](const char* name, auto& field, long long lo, long long hi) {
-        const QString key = QString::fromLatin1(name);
-        if (!p.isSet(key)) return;
-        field = static_cast<std::remove_reference_t<decltype(field)>>(
-            whole_number_option(p, name, lo, hi));
-    };
-    constexpr long long kIntMax = std::numeric_limits<int>::max();
-    real("temperature", options.sampling.temperature);
-    whole("top-k", options.sampling.top_k, 0, kIntMax);
-    real("top-p", options.sampling.top_p);
-    real("repetition-penalty", options.sampling.repetition_penalty);
-    if (p.isSet(QStringLiteral("seed"))) {  // absent: a random seed for each segment
-        uint64_t seed = 0;
-        whole("seed", seed, 0, std::numeric_limits<long long>::max());
-        options.sampling.seed = seed;
-    }
-    whole("max-tokens", options.max_new_tokens, 1, kIntMax);
-    // Checked here so the messages name the options the user typed.
-    SamplingParams& sp = options.sampling;
-    // A sampling option asks for sampling, also on a model whose generation_config.json
-    // recommends greedy decoding (the bundled demo model); --greedy wins.
-    if (!p.isSet(QStringLiteral("greedy")) &&
-        (p.isSet(QStringLiteral("temperature")) || p.isSet(QStringLiteral("top-k")) ||
-         p.isSet(QStringLiteral("top-p"))))
-        sp.greedy = false;
-    if (p.isSet(QStringLiteral("temperature")) && sp.temperature == 0.0f)
-        sp.greedy = true;  // temperature 0 means "no randomness", as in llama.cpp
-    if (sp.temperature < 0) throw Error("--temperature must be >= 0 (0 = greedy)");
-    if (!(sp.top_p > 0 && sp.top_p <= 1)) throw Error("--top-p must be in (0, 1] (1 = off)");
-    if (!(sp.repetition_penalty > 0)) throw Error("--repetition-penalty must be > 0 (1 = off)");
+    options.sampling = apply_sampling_options(
+        translator ? translator->recommended_sampling() : SamplingParams::hunyuan_mt(), sampling);
+    options.max_new_tokens = sampling.max_new_tokens;
     options.casing_guard = !p.isSet(QStringLiteral("no-casing-guard"));
     if (remote) return translate_through_servers(p, request, glossary, options, style);
 
@@ -317,7 +359,7 @@ int cmd_translate(const QStringList& args) {
         StdinTranslation what{request, &glossary, options, {}};
         if (!request.source)
             what.on_first_text = [&](std::string_view text) {
-                warn_untrained_pair(trained, nullptr, *request.target, text, "stdin");
+                warn_about_source(trained, nullptr, *request.target, text, "stdin");
             };
         return translate_stdin(*engine, what);
     }
@@ -335,9 +377,9 @@ int cmd_translate(const QStringList& args) {
             documents::Document doc = documents::read_document(file, &format);
             check_output_folder(file);  // before the translation, not after it
             doc.target_language = target_lang;
-            if (!trained.empty() && !request.source)
-                warn_untrained_pair(trained, nullptr, *request.target,
-                                    documents::detection_sample(doc), file.toStdString());
+            if (!request.source)
+                warn_about_source(trained, nullptr, *request.target,
+                                  documents::detection_sample(doc), file.toStdString());
             bar.start(file.toStdString(), doc.segments.size());
             auto progress = [&](std::size_t done, std::size_t total) { bar.update(done, total); };
             std::vector<std::pair<std::size_t, std::vector<GlossaryEntry>>> missing;

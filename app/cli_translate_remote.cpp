@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <future>
 #include <memory>
@@ -130,7 +131,7 @@ int translate_through_servers(const QCommandLineParser& p, const PromptRequest& 
                               const Glossary& glossary, const TranslateOptions& options,
                               std::optional<PromptStyle> style) {
     if (p.isSet(QStringLiteral("model")))
-        throw Error(
+        throw UsageError(
             "--model and --server exclude each other (--remote-model names the model "
             "on the servers)");
     remote::RemoteOptions o;
@@ -141,9 +142,13 @@ int translate_through_servers(const QCommandLineParser& p, const PromptRequest& 
     bool ok = false;
     o.concurrency = p.value(QStringLiteral("concurrency")).toInt(&ok);
     if (!ok || o.concurrency < 1 || o.concurrency > 256)
-        throw Error("--concurrency needs a number from 1 to 256");
+        throw UsageError("--concurrency needs a number from 1 to 256, got '" +
+                         utf8(p.value(QStringLiteral("concurrency"))) + "'");
     const double timeout = p.value(QStringLiteral("timeout")).toDouble(&ok);
-    if (!ok || !(timeout > 0)) throw Error("--timeout needs a positive number of seconds");
+    // inf would overflow the milliseconds below.
+    if (!ok || !(timeout > 0) || !std::isfinite(timeout))
+        throw UsageError("--timeout needs a positive number of seconds, got '" +
+                         utf8(p.value(QStringLiteral("timeout"))) + "'");
     o.read_timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
     o.ca_file = utf8(p.value(QStringLiteral("ca-cert")));
     o.prompt_style = style;
@@ -184,7 +189,15 @@ int translate_through_servers(const QCommandLineParser& p, const PromptRequest& 
     }
     std::shared_ptr<TranslationEngine> engine = remote::make_remote_engine(o);
     const QStringList files = p.positionalArguments();
-    if (files.isEmpty()) return translate_stdin(*engine, {request, &glossary, options, {}});
+    if (files.isEmpty()) {
+        StdinTranslation what{request, &glossary, options, {}};
+        // The servers' model is unknown here: no trained pairs to check, only the language.
+        if (!request.source)
+            what.on_first_text = [&](std::string_view text) {
+                warn_about_source({}, nullptr, *request.target, text, "stdin");
+            };
+        return translate_stdin(*engine, what);
+    }
     return translate_files(engine, files, request, glossary, options);
 }
 

@@ -8,12 +8,24 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "mtdesk/translate/glossary.h"
 #include "mtdesk/translate/prompt.h"
 #include "mtdesk/translate/translator.h"
 
 namespace mtdesk::app {
+
+/// Warnings on stderr about the source language of one input (`where` names it, e.g. "stdin";
+/// empty for none). `from` is --from; without it the language is detected in `text`
+/// (detect_source_language). When the text reliably is in the target language `to` already:
+/// a warning that says so (the translation still runs). Otherwise, when `langs` is not empty
+/// (the model was trained for English <-> these only; trained_languages()) and the pair is
+/// outside that: a warning naming the pair, with "(undetected)" for a source that was not
+/// found (then only the target is checked). (cli_translate.cpp)
+void warn_about_source(const std::vector<std::string>& langs, const Language* from,
+                       const Language& to, std::string_view text, const std::string& where);
 
 /// The options of `mtdesk translate` for servers: --server, --api-key, --remote-model,
 /// --concurrency, --timeout, --ca-cert.
@@ -25,8 +37,8 @@ QList<QCommandLineOption> remote_translate_options();
 /// file, all rows' segments in flight together; each output is written next to its source as
 /// FILE.<LANG>.<ext>. `request` holds the languages, `options` the sampling and bounds,
 /// `style` an explicit --prompt-style. Without --remote-model the first model the servers list
-/// is used. Returns the exit code (1 when a line or a file failed); throws mtdesk::Error for
-/// unusable options or when no server answers the model list.
+/// is used. Returns the exit code (1 when a line or a file failed); throws UsageError for
+/// unusable options, mtdesk::Error when no server answers the model list.
 int translate_through_servers(const QCommandLineParser& p, const PromptRequest& request,
                               const Glossary& glossary, const TranslateOptions& options,
                               std::optional<PromptStyle> style);

@@ -1,6 +1,7 @@
 #include "engine_options.h"
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cli_commands.h"
@@ -8,6 +9,7 @@
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
+#include "mtdesk/tokenizer/chat_template.h"
 
 namespace mtdesk::app {
 
@@ -48,7 +50,9 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
     const std::string where =
         (p.isSet(QStringLiteral("device")) ? "--device " : "MTDESK_DEVICE=") + device.toStdString();
     const auto kv_cache = parse_kv_cache_dtype(p.value(QStringLiteral("kv-cache")).toStdString());
-    if (!kv_cache) throw Error("--kv-cache must be 16bit or int8");
+    if (!kv_cache)
+        throw UsageError("--kv-cache must be 16bit or int8, got '" +
+                         p.value(QStringLiteral("kv-cache")).toStdString() + "'");
     const long long kv_tokens = whole_number_option(p, "kv-tokens", 1, kMaxKvTokensOption);
     const int max_batch = static_cast<int>(whole_number_option(p, "max-batch", 1, kMaxBatchOption));
     // The CPU engine has none of these (one fp32 KV cache per request, no batching): say so
@@ -76,9 +80,9 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
         ok = true;
         if (n.startsWith(QLatin1Char(':'))) index = n.mid(1).toInt(&ok);
         if (!ok || (!n.isEmpty() && !n.startsWith(QLatin1Char(':'))))
-            throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
+            throw UsageError(where + ": the device must be auto, cpu, cuda or cuda:N");
     } else if (device != QLatin1String("auto")) {
-        throw Error(where + ": the device must be auto, cpu, cuda or cuda:N");
+        throw UsageError(where + ": the device must be auto, cpu, cuda or cuda:N");
     }
     const std::vector<cuda::DeviceInfo> gpus = cuda::devices();
     if (gpus.empty()) {
@@ -95,12 +99,12 @@ std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
         throw Error(where + ": there are " + std::to_string(gpus.size()) +
                     " GPUs (cuda:0 .. cuda:" + std::to_string(gpus.size() - 1) + ")");
     if (cpu_only)
-        throw Error(std::string(cpu_only) + " applies to the CPU engine; add --device cpu");
+        throw UsageError(std::string(cpu_only) + " applies to the CPU engine; add --device cpu");
     const std::string tier_value = p.value(QStringLiteral("tier")).toStdString();
     const auto tier = parse_tier(tier_value);
     if (!tier)
-        throw Error("--tier " + tier_value + ": the GPU tiers are bf16, fp16, int8 and int4" +
-                    (parse_cpu_tier(tier_value) ? " (" + tier_value + " is a CPU tier)" : ""));
+        throw UsageError("--tier " + tier_value + ": the GPU tiers are bf16, fp16, int8 and int4" +
+                         (parse_cpu_tier(tier_value) ? " (" + tier_value + " is a CPU tier)" : ""));
     cuda::CudaEngineOptions o;
     o.device = index;
     o.tier = *tier;
@@ -116,9 +120,9 @@ CpuLoadOptions cpu_load_options(const QCommandLineParser& p) {
     const std::string value = p.value(QStringLiteral("tier")).toStdString();
     o.tier = parse_cpu_tier(value);
     if (!o.tier && !parse_tier(value))
-        throw Error("--tier " + value +
-                    ": the tiers are fp32, int8 and int4 on the CPU, bf16, "
-                    "fp16, int8 and int4 on a GPU");
+        throw UsageError("--tier " + value +
+                         ": the tiers are fp32, int8 and int4 on the CPU, bf16, "
+                         "fp16, int8 and int4 on a GPU");
     return o;
 }
 
@@ -137,6 +141,15 @@ std::unique_ptr<Translator> open_cpu_translator(const QCommandLineParser& p,
                      std::string(cpu_tier_name(model->tier())).c_str());
     }
     return translator;
+}
+
+void note_assumed_chat_template(const Translator* translator, const std::string& model_dir) {
+    if (!translator || !translator->chat_template().assumed) return;
+    std::fprintf(stderr,
+                 "note: %s has no chat template (none in tokenizer_config.json, no "
+                 "chat_template.jinja); the %s template is assumed\n",
+                 model_dir.c_str(),
+                 std::string(chat_template_name(translator->chat_template().kind)).c_str());
 }
 
 }  // namespace mtdesk::app

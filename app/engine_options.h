@@ -32,15 +32,15 @@ QList<QCommandLineOption> engine_options();
 /// (--device cpu, or auto on a machine without a usable GPU; a note on stderr then names the
 /// GPU-only options given, which the CPU engine ignores). `cpu_only`: an option the caller
 /// has that only the CPU engine supports ("--prompt-style"), named in the error when a GPU is
-/// chosen; null for none. Throws Error naming the option (or MTDESK_DEVICE) for a bad value,
-/// a missing GPU, a build without CUDA; and what make_cuda_engine throws.
+/// chosen; null for none. Throws UsageError naming the option (or MTDESK_DEVICE) for a bad
+/// value; Error for a missing GPU or a build without CUDA; and what make_cuda_engine throws.
 std::unique_ptr<TranslationEngine> open_gpu_engine(const QCommandLineParser& p,
                                                    const std::string& model_dir,
                                                    const char* cpu_only = nullptr);
 
 /// The CPU engine's load options from --tier: its tier when given (fp32, int8, int4), else
 /// none (the first that fits, Translator::open_cpu), also for a GPU-only tier (bf16, fp16;
-/// open_gpu_engine's note names it). Throws Error naming --tier for a value that is no tier.
+/// open_gpu_engine's note names it). Throws UsageError naming --tier for a value that is no tier.
 CpuLoadOptions cpu_load_options(const QCommandLineParser& p);
 
 /// Translator::open_cpu with cpu_load_options(p); a note on stderr when no --tier was given and
@@ -48,5 +48,10 @@ CpuLoadOptions cpu_load_options(const QCommandLineParser& p);
 std::unique_ptr<Translator> open_cpu_translator(const QCommandLineParser& p,
                                                 const std::string& model_dir,
                                                 std::optional<PromptStyle> style = {});
+
+/// A note on stderr when the model in `model_dir`, opened as `translator`, has no chat template
+/// of its own and Hunyuan's is assumed (ChatTemplate::assumed): a model of another family
+/// would translate poorly with it. Nothing for a null translator.
+void note_assumed_chat_template(const Translator* translator, const std::string& model_dir);
 
 }  // namespace mtdesk::app

@@ -80,10 +80,11 @@ QString segments_hash(const Document& doc) {
     return QString::fromLatin1(hash.result().toHex());
 }
 
-// The document's language when CLD2 is sure of it, from the start of its text.
+// The document's language from the start of its text, by the rule the window uses for typed
+// text (detect_source_language); empty when none.
 QString detect_document_language(const Document& doc) {
-    const Detection d = detect_language(documents::detection_sample(doc));
-    return d.reliable && d.language ? utf8(std::string(d.language->code)) : QString();
+    const Language* l = detect_source_language(documents::detection_sample(doc)).language;
+    return l ? utf8(std::string(l->code)) : QString();
 }
 
 // "x.zh.txt" or "x.zh (2).txt": what this queue writes for `to`, not worth translating again.

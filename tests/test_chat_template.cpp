@@ -309,18 +309,29 @@ class TestChatTemplate : public QObject {
     }
 
     void from_model_dir_sources() {
-        // No tokenizer_config.json, or one without a chat_template: Hunyuan's.
+        // No tokenizer_config.json, or one without a chat_template: Hunyuan's, assumed.
         const fs::path empty = fresh_dir();
         QCOMPARE(ChatTemplate::from_model_dir(empty).kind, ChatTemplateKind::Hunyuan);
+        QVERIFY(ChatTemplate::from_model_dir(empty).assumed);
         QCOMPARE(ChatTemplate::from_model_dir(kDataDir / "hf-gpt2").kind,
                  ChatTemplateKind::Hunyuan);
+        QVERIFY(ChatTemplate::from_model_dir(kDataDir / "hf-gpt2").assumed);
+        write_file(empty / "tokenizer_config.json", json{{"chat_template", json::array()}}.dump());
+        QVERIFY(ChatTemplate::from_model_dir(empty).assumed);
+        // A template of the model's own, Hunyuan's included, is not assumed.
+        write_file(empty / "tokenizer_config.json",
+                   json{{"chat_template", k_hunyuan_formatted}}.dump());
+        QCOMPARE(ChatTemplate::from_model_dir(empty).kind, ChatTemplateKind::Hunyuan);
+        QVERIFY(!ChatTemplate::from_model_dir(empty).assumed);
 
         // chat_template.jinja takes precedence over tokenizer_config.json.
         const fs::path both = fresh_dir();
         write_file(both / "tokenizer_config.json", json{{"chat_template", k_qwen3}}.dump());
         QCOMPARE(ChatTemplate::from_model_dir(both).kind, ChatTemplateKind::ChatML);
+        QVERIFY(!ChatTemplate::from_model_dir(both).assumed);
         write_file(both / "chat_template.jinja", k_hunyuan_formatted);
         QCOMPARE(ChatTemplate::from_model_dir(both).kind, ChatTemplateKind::Hunyuan);
+        QVERIFY(!ChatTemplate::from_model_dir(both).assumed);
         write_file(both / "chat_template.jinja", k_llama3);
         try {
             ChatTemplate::from_model_dir(both);

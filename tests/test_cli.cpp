@@ -70,6 +70,111 @@ class TestCli : public QObject {
         QVERIFY(r.err.contains("--to"));
     }
 
+    // A command line that is wrong in itself exits 2 in every command, and is reported before
+    // any model is looked at (the model directory here does not exist); a file, model or
+    // translation that fails exits 1.
+    void exitCodes_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("message");
+        const QString none = QStringLiteral("/nonexistent/mtdesk-model");
+        const QStringList t = {"translate", "--model", none, "--device", "cpu", "--to", "de"};
+        const QString server = QStringLiteral("http://127.0.0.1:9");
+        auto row = [](const char* name, const QStringList& args, int code, const char* message) {
+            QTest::newRow(name) << args << code << QString::fromUtf8(message);
+        };
+        row("translate --top-p 7", t + QStringList{"--top-p", "7"}, 2,
+            "mtdesk translate: --top-p must be in (0, 1] (1 = off), got '7'");
+        row("translate --temperature x", t + QStringList{"--temperature", "x"}, 2,
+            "--temperature needs a finite number, got 'x'");
+        row("translate --temperature -1", t + QStringList{"--temperature", "-1"}, 2,
+            "--temperature must be >= 0");
+        row("translate --repetition-penalty 0", t + QStringList{"--repetition-penalty", "0"}, 2,
+            "--repetition-penalty must be > 0");
+        row("translate --max-tokens 0", t + QStringList{"--max-tokens", "0"}, 2,
+            "--max-tokens needs a whole number from 1 to 2147483647, got '0'");
+        row("translate --prompt-style foo", t + QStringList{"--prompt-style", "foo"}, 2,
+            "--prompt-style must be hunyuan-mt or hy-mt1.5, got 'foo'");
+        row("translate --formatted maybe", t + QStringList{"--formatted", "maybe"}, 2,
+            "--formatted must be yes, no or auto, got 'maybe'");
+        row("translate --formatted yes, Hunyuan-MT",
+            t + QStringList{"--formatted", "yes", "--prompt-style", "hunyuan-mt"}, 2,
+            "--formatted yes needs an HY-MT1.5 model");
+        row("translate --to klingon", QStringList{"translate", "--model", none, "--to", "klingon"},
+            2, "unknown language 'klingon' for --to");
+        row("translate --from klingon", t + QStringList{"--from", "klingon"}, 2,
+            "unknown language 'klingon' for --from");
+        row("translate --from = --to", t + QStringList{"--from", "German"}, 2,
+            "--from and --to are the same language (German)");
+        row("translate without --to", QStringList{"translate", "--model", none}, 2,
+            "--to LANG is required");
+        row("translate unknown option", t + QStringList{"--frobnicate"}, 2,
+            "Unknown option 'frobnicate'");
+        row("translate --device gpu",
+            QStringList{"translate", "--model", none, "--device", "gpu", "--to", "de"}, 2,
+            "--device gpu: the device must be auto, cpu, cuda or cuda:N");
+        row("translate --tier int3", t + QStringList{"--tier", "int3"}, 2,
+            "--tier int3: the tiers are");
+        row("translate --kv-cache fp8", t + QStringList{"--kv-cache", "fp8"}, 2,
+            "--kv-cache must be 16bit or int8, got 'fp8'");
+        row("translate --max-batch 0", t + QStringList{"--max-batch", "0"}, 2,
+            "--max-batch needs a whole number from 1 to 1024");
+        row("translate --server and --model", t + QStringList{"--server", server}, 2,
+            "--model and --server exclude each other");
+        row("translate --concurrency 0",
+            QStringList{"translate", "--to", "de", "--server", server, "--concurrency", "0"}, 2,
+            "--concurrency needs a number from 1 to 256, got '0'");
+        row("translate --timeout inf",
+            QStringList{"translate", "--to", "de", "--server", server, "--timeout", "inf"}, 2,
+            "--timeout needs a positive number of seconds, got 'inf'");
+        row("models inspect --batch 0", QStringList{"models", "inspect", none, "--batch", "0"}, 2,
+            "mtdesk models: --batch needs a whole number from 1 to 1024, got '0'");
+        row("models inspect --kv-cache fp8",
+            QStringList{"models", "inspect", none, "--kv-cache", "fp8"}, 2,
+            "mtdesk models: --kv-cache must be 16bit or int8");
+        row("models frobnicate", QStringList{"models", "frobnicate"}, 2,
+            "usage: mtdesk models inspect");
+        row("serve --port 70000", QStringList{"serve", "--model", none, "--port", "70000"}, 2,
+            "mtdesk serve: --port must be a whole number from 0 to 65535, got '70000'");
+        row("serve --max-tokens 0", QStringList{"serve", "--model", none, "--max-tokens", "0"}, 2,
+            "--max-tokens must be a whole number from 1 to 1073741824, got '0'");
+        row("serve --tier int3",
+            QStringList{"serve", "--model", none, "--device", "cpu", "--tier", "int3"}, 2,
+            "mtdesk serve: --tier int3: the tiers are");
+        row("serve with an argument", QStringList{"serve", "--model", none, "extra"}, 2,
+            "takes no arguments");
+        row("bench --sampling foo", QStringList{"bench", "--model", none, "--sampling", "foo"}, 2,
+            "mtdesk bench: --sampling must be greedy or hy-mt");
+        row("bench --batch 0", QStringList{"bench", "--model", none, "--batch", "0"}, 2,
+            "--batch needs positive whole numbers, got '0'");
+        row("bench --tier fp64", QStringList{"bench", "--model", none, "--tier", "fp64"}, 2,
+            "--tier must be bf16, fp16, int8 or int4");
+        row("bench --skip mlp", QStringList{"bench", "--model", none, "--skip", "mlp"}, 2,
+            "--skip: unknown step operation \"mlp\"");
+        row("languages extra", QStringList{"languages", "extra"}, 2, "Usage: mtdesk languages");
+
+        row("translate, no model", t, 1, "model directory does not exist");
+        row("translate, a missing file",
+            QStringList{"translate", "--model", kModel, "--device", "cpu", "--to", "de",
+                        none + QStringLiteral("/notes.txt")},
+            1, "notes.txt");
+        row("translate, a missing glossary", t + QStringList{"--glossary", none + "/terms.tsv"}, 1,
+            "terms.tsv");
+        row("models inspect, no model", QStringList{"models", "inspect", none}, 1,
+            "model directory does not exist");
+        row("serve, no model", QStringList{"serve", "--model", none, "--device", "cpu"}, 1,
+            "model directory does not exist");
+    }
+    void exitCodes() {
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(QString, message);
+        const Run r = run(args, "Open the file\n");
+        QVERIFY2(r.code == code, qPrintable(QString::number(r.code) + ": " + r.err));
+        QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+        QVERIFY2(r.out.isEmpty(), r.out.constData());
+    }
+
     // Output that cannot be written (a full disk: /dev/full) is an error with a message, never
     // a success; a translation stops at the first line that cannot be written.
     void writeErrorsFail() {
@@ -208,9 +313,22 @@ class TestCli : public QObject {
         QVERIFY(j["tokenizer"].toObject()["kind"].toString().contains("tiktoken"));
         QCOMPARE(j["tokenizer"].toObject()["chat_template"].toString(), QStringLiteral("Hunyuan"));
         QVERIFY(j["files"].toArray().size() >= 2);  // this fixture is sharded
+        // Without --tensors the tensors are counted, not listed (a 7B model has hundreds).
+        QVERIFY(!j.contains("tensors"));
+        const Run listed = run({"models", "inspect", kModel, "--json", "--tensors"});
+        QCOMPARE(listed.code, 0);
+        const QJsonObject jt = QJsonDocument::fromJson(listed.out).object();
+        const QJsonArray tensors = jt["tensors"].toArray();
+        QVERIFY(tensors.size() > 10);
+        QCOMPARE(j["tensor_count"].toInteger(), tensors.size());
+        qint64 by_dtype = 0;
+        for (const auto& b : j["stored_bytes_by_dtype"].toObject())
+            by_dtype += b.toInteger();
+        QCOMPARE(by_dtype, j["stored_bytes"].toInteger());
+        QVERIFY(by_dtype > 0);
         // Sum of stored tensor elements = the parameter count the config implies.
         qint64 elements = 0;
-        for (const auto& t : j["tensors"].toArray()) {
+        for (const auto& t : tensors) {
             qint64 n = 1;
             for (const auto& d : t.toObject()["shape"].toArray())
                 n *= d.toInteger();
@@ -265,6 +383,15 @@ class TestCli : public QObject {
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains("model.layers.1.self_attn.query_layernorm.weight"));
         QVERIFY(r.out.contains("int4"));
+        const Run brief = run({"models", "inspect", kModel});
+        QCOMPARE(brief.code, 0);
+        QVERIFY2(!brief.out.contains("query_layernorm"), brief.out.constData());
+        // The count and the total: "Weights  N tensors, X MiB in 4 file(s): ..."
+        QVERIFY2(QRegularExpression(QStringLiteral("Weights +\\d+ tensors, [0-9.]+ [KM]iB in 4 "
+                                                   "file\\(s\\)"))
+                     .match(QString::fromUtf8(brief.out))
+                     .hasMatch(),
+                 brief.out.constData());
     }
 
     // The command line prints exactly what the engine produces for the same request.
@@ -300,10 +427,10 @@ class TestCli : public QObject {
         QCOMPARE(QString::fromUtf8(r.out),
                  QStringLiteral("Verbindung zum Server nicht möglich.\n"));
         r = run({"translate", "--to", "zh", "--device", "gpu"}, "Open the file\n");
-        QVERIFY(r.code != 0);
+        QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("--device gpu: the device must be"));
         r = run({"translate", "--to", "zh", "--device", "cpu", "--tier", "int3"}, "Open\n");
-        QVERIFY(r.code != 0);
+        QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("--tier int3: the tiers are"));
         r = run({"translate", "--to", "th", "--device", "cpu", "--max-tokens", "4"}, "Open\n");
         QCOMPARE(r.code, 0);
@@ -320,6 +447,50 @@ class TestCli : public QObject {
         QCOMPARE(r.code, 0);
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o.value(QStringLiteral("parameters")).toDouble(), 29173248.0);
+    }
+
+    // Without --from the source is detected as the window detects it: CLD2 when it is sure,
+    // else Chinese for Han-majority text, else undetected (CLD2's unsure answer for a short
+    // line is English whatever the script, which hid the pair or named the wrong one). Text
+    // that surely is in the target language already gets a warning of its own, once.
+    void sourceLanguageWarnings() {
+        const QStringList demo = {"translate", "--device", "cpu", "--max-tokens", "4"};
+        Run r = run(demo + QStringList{"--to", "ja"}, QStringLiteral("保存\n").toUtf8());
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("stdin: this model was trained for English <-> ") &&
+                     r.err.contains("only; zh (detected) -> ja is outside that"),
+                 r.err.constData());
+        r = run(demo + QStringList{"--to", "th"}, QStringLiteral("Файл\n").toUtf8());
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("only; (undetected) -> th is outside that"), r.err.constData());
+
+        const QByteArray german =
+            "Die Datei konnte nicht geöffnet werden, weil sie von einem anderen Programm "
+            "verwendet wird.\nBitte schließen Sie das andere Programm.\n";
+        const QByteArray looks_german =
+            "the input already looks like German, the target language; it is translated anyway";
+        r = run(demo + QStringList{"--to", "de"}, german);
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out.count('\n'), 2);  // translated all the same
+        QCOMPARE(r.err.count("already looks like"), 1);
+        QVERIFY2(r.err.contains("mtdesk: warning: stdin: " + looks_german), r.err.constData());
+        QVERIFY2(!r.err.contains("outside that"), r.err.constData());       // de -> de is no pair
+        r = run(demo + QStringList{"--to", "de", "--from", "en"}, german);  // the user said so
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!r.err.contains("already looks like"), r.err.constData());
+        r = run(demo + QStringList{"--to", "en"}, "Open\n");  // too short to be sure
+        QCOMPARE(r.code, 0);
+        QVERIFY2(!r.err.contains("already looks like"), r.err.constData());
+        r = run(demo + QStringList{"--to", "fr"}, german);
+        QVERIFY2(!r.err.contains("already looks like"), r.err.constData());
+        // A document: named in the warning.
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("hinweis.txt"));
+        write_file(file, german);
+        r = run(demo + QStringList{"--to", "de", file});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.err.contains("mtdesk: warning: " + file.toUtf8() + ": " + looks_german),
+                 r.err.constData());
     }
 
     void translateFiles() {
@@ -383,13 +554,13 @@ class TestCli : public QObject {
         QCOMPARE(zero.code, 0);
         QCOMPARE(zero.out, greedy.out);  // temperature 0 = greedy
         Run r = run({"translate", "--model", kModel, "--to", "de", "--top-p", "2"}, input);
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--top-p"), r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "de", "--max-tokens", "-5"}, input);
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--max-tokens"), r.err.constData());
         r = run({"translate", "--model", kModel, "--from", "de", "--to", "German"}, input);
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("same language"), r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "de"}, QByteArray("a\0b\n", 4));
         QCOMPARE(r.code, 1);
@@ -407,7 +578,7 @@ class TestCli : public QObject {
                                                            {"--seed", "-1"}};
         for (const auto& [option, value] : bad) {
             r = run({"translate", "--model", kModel, "--to", "de", option, value}, input);
-            QCOMPARE(r.code, 1);
+            QCOMPARE(r.code, 2);
             QVERIFY2(r.err.contains(option) && r.err.contains(value), r.err.constData());
         }
         r = run({"translate", "--model", kModel, "--to", "de", "--max-tokens", "1e10"}, input);
@@ -502,6 +673,51 @@ class TestCli : public QObject {
         QVERIFY2(r.out.contains("unsupported"), r.out.constData());
     }
 
+    // A model directory without a chat template gets Hunyuan's: models inspect says that it is
+    // assumed, and translate says so once (not per line).
+    void assumedChatTemplate() {
+        QTemporaryDir dir;
+        for (const QFileInfo& f : QDir(kModel).entryInfoList(QDir::Files))
+            QVERIFY(QFile::copy(f.filePath(), dir.filePath(f.fileName())));
+        const QString config = dir.filePath(QStringLiteral("tokenizer_config.json"));
+        QJsonObject tokenizer_config = QJsonDocument::fromJson(read_file(config)).object();
+        QVERIFY(tokenizer_config.contains("chat_template"));
+        tokenizer_config.remove("chat_template");
+        QVERIFY(QFile::remove(config));
+        write_file(config, QJsonDocument(tokenizer_config).toJson());
+
+        Run r = run({"models", "inspect", dir.path()});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("chat template Hunyuan (assumed: the model has none)\n"),
+                 r.out.constData());
+        r = run({"models", "inspect", dir.path(), "--json"});
+        QCOMPARE(r.code, 0);
+        QJsonObject tokenizer = QJsonDocument::fromJson(r.out).object()["tokenizer"].toObject();
+        QCOMPARE(tokenizer["chat_template"].toString(), QStringLiteral("Hunyuan"));
+        QCOMPARE(tokenizer["chat_template_assumed"], QJsonValue(true));
+        // The model with its own template: nothing assumed.
+        r = run({"models", "inspect", kModel});
+        QVERIFY2(r.out.contains("chat template Hunyuan\n"), r.out.constData());
+        r = run({"models", "inspect", kModel, "--json"});
+        tokenizer = QJsonDocument::fromJson(r.out).object()["tokenizer"].toObject();
+        QCOMPARE(tokenizer["chat_template_assumed"], QJsonValue(false));
+
+        const QStringList args = {"--to", "de", "--device", "cpu", "--greedy", "--max-tokens", "4"};
+        const QByteArray input = "Open the file\nSave your changes\n";
+        const Run assumed = run(QStringList{"translate", "--model", dir.path()} + args, input);
+        QCOMPARE(assumed.code, 0);
+        QCOMPARE(assumed.err.count("chat template"), 1);
+        QVERIFY2(assumed.err.contains("note: " + dir.path().toUtf8() +
+                                      " has no chat template (none in tokenizer_config.json, no "
+                                      "chat_template.jinja); the Hunyuan template is assumed\n"),
+                 assumed.err.constData());
+        // The template assumed is the fixture's own, so the translation is the same.
+        const Run own = run(QStringList{"translate", "--model", kModel} + args, input);
+        QCOMPARE(own.code, 0);
+        QVERIFY2(!own.err.contains("chat template"), own.err.constData());
+        QCOMPARE(assumed.out, own.out);
+    }
+
     // `bench --skip`'s list: names to StepOp bits, unknown names refused.
     void stepOps() {
         QCOMPARE(cuda::parse_step_ops(""), 0u);
@@ -548,7 +764,7 @@ class TestCli : public QObject {
         Run r =
             run({"translate", "--model", kModel, "--to", "de", "--device", "cpu", "--tier", "int3"},
                 "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--tier int3: the tiers are fp32, int8 and int4 on the CPU"),
                  r.err.constData());
         QVERIFY(r.out.isEmpty());
@@ -572,22 +788,22 @@ class TestCli : public QObject {
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("config.json"), r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "klingon"}, "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("klingon"));
         r = run({"models", "inspect", dir.filePath("missing")});
         QCOMPARE(r.code, 1);
         QVERIFY(r.err.contains("missing"));
         // The engine's sizes are checked before a model is looked at, with their range.
         r = run({"translate", "--model", kModel, "--to", "zh", "--max-batch", "4294967297"}, "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--max-batch needs a whole number from 1 to 1024"),
                  r.err.constData());
         r = run({"translate", "--model", kModel, "--to", "zh", "--kv-tokens", "-1"}, "x\n");
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("--kv-tokens needs a whole number from 1 to"), r.err.constData());
         // bench checks its profiling switch before it looks for a GPU.
         r = run({"bench", "--model", kModel, "--skip", "qkv,mlp"});
-        QCOMPARE(r.code, 1);
+        QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("\"mlp\""), r.err.constData());
         if (cuda::devices().empty()) {  // without a GPU, bench says so in words
             r = run({"bench", "--model", kModel});

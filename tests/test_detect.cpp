@@ -59,6 +59,43 @@ class TestDetect : public QObject {
         QVERIFY(d.reliable);
     }
 
+    // The source language assumed without --from / "Detect": CLD2's when it is sure; else
+    // Chinese for Han-majority text, nothing for the rest (CLD2's unsure answer for a short
+    // line is often English whatever the script).
+    void sourceLanguage_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("code");
+        QTest::addColumn<bool>("reliable");
+        QTest::newRow("English sentence") << "Where is the station?"
+                                          << "en" << true;
+        QTest::newRow("German sentence")
+            << "Die Datei konnte nicht geöffnet werden, weil sie verwendet wird."
+            << "de" << true;
+        QTest::newRow("short Chinese") << "保存"
+                                       << "zh" << false;
+        QTest::newRow("short mixed, Han-majority") << "保存文件 ok"
+                                                   << "zh" << false;
+        QTest::newRow("short English") << "Open"
+                                       << "" << false;
+        QTest::newRow("short Cyrillic") << "Файл"
+                                        << "" << false;
+        QTest::newRow("short kana") << "はい"
+                                    << "" << false;
+        QTest::newRow("empty") << ""
+                               << "" << false;
+    }
+    void sourceLanguage() {
+        QFETCH(QString, text);
+        QFETCH(QString, code);
+        QFETCH(bool, reliable);
+        const Detection d = detect_source_language(text.toStdString());
+        const QString got =
+            d.language ? QString::fromUtf8(d.language->code.data(), d.language->code.size())
+                       : QString();
+        QCOMPARE(got, code);
+        QCOMPARE(d.reliable, reliable);
+    }
+
     void nothingToDetect() {
         QVERIFY(!detect_language("").reliable);
         QVERIFY(!detect_language("12345 !!!").reliable);

@@ -308,6 +308,18 @@ class TestJobQueue : public QObject {
         QCOMPARE(j.state, JobState::Done);
         QCOMPARE(j.source_language, QString());
         QCOMPARE(j.detected_language, QStringLiteral("en"));
+
+        // Detected as the window detects typed text: a short Chinese document, which CLD2 is
+        // unsure of, is Chinese (Han-majority); a short one in another script is undetected.
+        const QString zh = docs + QStringLiteral("/short.txt");
+        write_bytes(zh, QStringLiteral("保存\n").toUtf8());
+        const QString ru = docs + QStringLiteral("/file.txt");
+        write_bytes(ru, QStringLiteral("Файл\n").toUtf8());
+        const QList<quint64> ids = q.addPaths({zh, ru}, QString(), QStringLiteral("de"));
+        QCOMPARE(ids.size(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(q), kTimeout);
+        QCOMPARE(q.job(ids[0])->detected_language, QStringLiteral("zh"));
+        QCOMPARE(q.job(ids[1])->detected_language, QString());
     }
 
     void outputsNeverOverwrite() {

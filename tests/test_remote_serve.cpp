@@ -541,9 +541,22 @@ class TestRemoteServe : public QObject {
         QCOMPARE(files.first, 0);
         QCOMPARE(read_bytes(dir.filePath(QStringLiteral("ui.de.txt"))),
                  expected_output(path, "en", "de"));
-        // --model and --server exclude each other.
+        // Without --from, text that is in the target language already gets a warning, as with
+        // a local model.
+        QProcess german;
+        german.start(kBinary, {"translate", "--to", "de", "--greedy", "--server", a.qurl()});
+        german.write(
+            "Die Datei konnte nicht geöffnet werden, weil sie von einem anderen "
+            "Programm verwendet wird.\n");
+        german.closeWriteChannel();
+        QVERIFY(german.waitForFinished(kTimeout));
+        QCOMPARE(german.exitCode(), 0);
+        const QByteArray warning = german.readAllStandardError();
+        QVERIFY2(warning.contains("mtdesk: warning: stdin: the input already looks like German"),
+                 warning.constData());
+        // --model and --server exclude each other: a usage error.
         const auto both = run(common + QStringList{"--server", a.qurl(), "--model", kDemo}, input);
-        QCOMPARE(both.first, 1);
+        QCOMPARE(both.first, 2);
     }
 };
 

@@ -573,6 +573,14 @@ class TestServe : public QObject {
         QVERIFY(detected["source"].is_null());
         JSON_EQ(detected["detected_source"], "en");
         QVERIFY(!detected["translation"].get<std::string>().empty());
+        // By the window's rule: short Han text is Chinese, other text CLD2 is unsure of (it
+        // says English for it) is left undetected.
+        const json han =
+            post("/v1/translate", json({{"text", "保存"}, {"target", "en"}}).dump()).parsed();
+        JSON_EQ(han["detected_source"], "zh");
+        const json unsure =
+            post("/v1/translate", json({{"text", "Файл"}, {"target", "en"}}).dump()).parsed();
+        QVERIFY2(unsure["detected_source"].is_null(), unsure.dump().c_str());
         QCOMPARE(post("/v1/translate", R"({"text": "x"})").status, 400);
     }
 

@@ -52,12 +52,9 @@ std::optional<double> percentile(QVector<double> values, double p) {
 }
 
 QString detect_source_language(const QString& text) {
-    const std::string utf8 = text.toStdString();
-    const Detection d = detect_language(utf8);
-    // Short text is often unreliable for CLD2; then only Han-majority text is called Chinese.
-    if (!d.reliable) return looks_chinese(utf8) ? QStringLiteral("zh") : QString();
-    return QString::fromUtf8(d.language->code.data(),
-                             static_cast<qsizetype>(d.language->code.size()));
+    const Language* l = mtdesk::detect_source_language(text.toStdString()).language;
+    return l ? QString::fromUtf8(l->code.data(), static_cast<qsizetype>(l->code.size()))
+             : QString();
 }
 
 namespace {

@@ -114,8 +114,8 @@ qint64 process_resident_bytes();
 /// Nearest-rank percentile (p in [0, 100]) of `values`; nullopt when empty.
 std::optional<double> percentile(QVector<double> values, double p);
 
-/// "Detect" for now: a Han-majority text is Chinese ("zh"), anything else is left to the prompt
-/// (""). CLD2 comes later.
+/// "Detect": the code of mtdesk::detect_source_language(text) (CLD2 when it is reliable, else
+/// "zh" for Han-majority text), or "" when none, which leaves the source to the prompt.
 QString detect_source_language(const QString& text);
 
 class TranslationController : public QObject {

@@ -45,8 +45,9 @@ long long number_option(const QCommandLineParser& p, const char* name, long long
     bool ok = false;
     const long long v = p.value(QString::fromLatin1(name)).toLongLong(&ok);
     if (!ok || v < min || v > max)
-        throw Error(std::string("--") + name + " must be a whole number from " +
-                    std::to_string(min) + " to " + std::to_string(max));
+        throw UsageError(std::string("--") + name + " must be a whole number from " +
+                         std::to_string(min) + " to " + std::to_string(max) + ", got '" +
+                         p.value(QString::fromLatin1(name)).toStdString() + "'");
     return v;
 }
 
@@ -202,6 +203,7 @@ int cmd_serve(const QStringList& args) {
     signal(SIGPIPE, SIG_IGN);
     SignalWatcher stop_on_signal;
     std::unique_ptr<TranslationEngine> engine = open_engine(p, model_dir);
+    note_assumed_chat_template(engine->translator(), model_dir);
     serve::HttpServer server(*engine, o);
     const int port = server.bind();
     stop_on_signal.watch(&server);

@@ -270,7 +270,7 @@ Reply Endpoints::translate(std::string_view body, const ClientWatch& client) {
     answer.source = req.source;
     answer.target = req.target;
     if (!req.source && !req.text.empty())
-        answer.detected_source = detect_language(req.text).language;
+        answer.detected_source = detect_source_language(req.text).language;
     std::string failure;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         answer.translation += lines[i].indent;

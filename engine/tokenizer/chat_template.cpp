@@ -169,18 +169,20 @@ ChatTemplate ChatTemplate::recognise(std::string_view jinja, const std::string& 
 
 ChatTemplate ChatTemplate::from_model_dir(const std::filesystem::path& model_dir) {
     namespace fs = std::filesystem;
+    ChatTemplate assumed;
+    assumed.assumed = true;
     std::error_code ec;
     const fs::path jinja_file = model_dir / "chat_template.jinja";
     if (fs::is_regular_file(jinja_file, ec)) {
         return recognise(detail::read_file(jinja_file), detail::display_name(jinja_file));
     }
     const fs::path config_file = model_dir / "tokenizer_config.json";
-    if (!fs::exists(config_file, ec)) return ChatTemplate{};
+    if (!fs::exists(config_file, ec)) return assumed;
     const std::string name = detail::display_name(config_file);
     const nlohmann::json config = detail::read_json_file(config_file);
     if (!config.is_object()) throw FileError(name, "expected a JSON object");
     auto it = config.find("chat_template");
-    if (it == config.end() || it->is_null()) return ChatTemplate{};
+    if (it == config.end() || it->is_null()) return assumed;
     if (it->is_string()) return recognise(it->get<std::string>(), name);
     if (it->is_array()) {
         // [{"name": "default", "template": "..."}, {"name": "tool_use", ...}]
@@ -193,7 +195,7 @@ ChatTemplate ChatTemplate::from_model_dir(const std::filesystem::path& model_dir
             if (auto n = entry.find("name"); n != entry.end() && *n == "default") chosen = &entry;
         }
         if (chosen == nullptr && !it->empty()) chosen = &it->front();
-        if (chosen == nullptr) return ChatTemplate{};
+        if (chosen == nullptr) return assumed;
         return recognise((*chosen)["template"].get<std::string>(), name);
     }
     throw FileError(name, "chat_template is neither a string nor a list of templates");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mtdesk/tokenizer/tokenizer.h"
+#include "mtdesk/translate/prompt.h"
 
 namespace mtdesk {
 
@@ -23,6 +24,14 @@ Detection detect_language(std::string_view text) {
     d.language = find_language(CLD2::LanguageCode(lang));
     d.reliable = reliable && d.language != nullptr;
     return d;
+}
+
+Detection detect_source_language(std::string_view text) {
+    const Detection d = detect_language(text);
+    if (d.reliable) return d;
+    // An unreliable guess is often CLD2's default (English) whatever the script: not a guess
+    // worth acting on, except that Han-majority text is Chinese.
+    return {looks_chinese(text) ? find_language("zh") : nullptr, false};
 }
 
 }  // namespace mtdesk

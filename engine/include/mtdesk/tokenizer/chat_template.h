@@ -29,6 +29,10 @@ struct ChatTemplate {
     /// ChatML only: the system message the template writes when there is none (Qwen2 / Qwen2.5
     /// templates have one, Qwen3's has none: empty).
     std::string default_system;
+    /// True when the model directory has no chat template and Hunyuan's is assumed
+    /// (from_model_dir), so that callers can say so: a model of another family would get a
+    /// prompt it was not trained on.
+    bool assumed = false;
 
     /// Prompt text (with special-token text, to be encoded with parse_special = true) for a single
     /// user turn with an optional system message, ready for the assistant's answer.
@@ -40,9 +44,9 @@ struct ChatTemplate {
     /// Recognises the template of `model_dir`: `chat_template.jinja` when present (newer
     /// transformers save it there), otherwise the chat_template of `tokenizer_config.json` (a
     /// string, or a list of {name, template} of which "default" is used). No file, or a file
-    /// without a chat_template, gives the Hunyuan template; whether the tokenizer has its tokens is
-    /// for the caller to check. Throws UnsupportedError naming the file for an unknown template,
-    /// FileError for a malformed file.
+    /// without a chat_template, gives the Hunyuan template with `assumed` set; whether the
+    /// tokenizer has its tokens is for the caller to check. Throws UnsupportedError naming the file
+    /// for an unknown template, FileError for a malformed file.
     static ChatTemplate from_model_dir(const std::filesystem::path& model_dir);
     /// Recognises a template string by its markers: Hunyuan's '<|startoftext|>' and
     /// '<|extra_0|>', ChatML's '<|im_start|>', Hunyuan V2's '<｜hy_User｜>'. `name` is used in the

@@ -17,4 +17,12 @@ struct Detection {
 /// Very short or mixed text can come back unreliable or with no language.
 Detection detect_language(std::string_view text);
 
+/// The source language to assume for `text` when none was given: the one rule of the command
+/// line, the window, the document queue and the server. CLD2's language when it is reliable
+/// (`reliable` set); otherwise Chinese when more than half of the letters are Han
+/// (looks_chinese; CLD2 is seldom sure of a short Chinese line, and then names English for
+/// it), and no language for anything else. Only a reliable answer is a language the text is
+/// known to be in; the Chinese of the fallback comes with `reliable` false.
+Detection detect_source_language(std::string_view text);
+
 }  // namespace mtdesk

@@ -121,6 +121,9 @@ class Translator {
     CausalLM& model() noexcept { return *model_; }
     const CausalLM& model() const noexcept { return *model_; }
     PromptStyle style() const noexcept { return style_; }
+    /// The chat template prompts are wrapped in (ChatTemplate::assumed: none was found in the
+    /// model directory).
+    const ChatTemplate& chat_template() const noexcept { return chat_template_; }
     /// Whether a glossary goes into the prompt (HY-MT1.5's terminology intervention) or is only
     /// checked in the output. On by default; open_cpu() turns it off for models whose directory
     /// name does not say HY-MT (the bundled demo model was never trained on that prompt).
