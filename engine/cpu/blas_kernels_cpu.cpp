@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 namespace mtdesk {
@@ -25,6 +27,14 @@ std::optional<std::string> better_blas_coretype() {
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
 #endif
     return std::nullopt;
+}
+
+void restart_with_better_blas_kernels(char** argv) {
+    const auto coretype = better_blas_coretype();
+    if (!coretype || std::getenv("MTDESK_BLAS_RESTARTED")) return;
+    setenv("OPENBLAS_CORETYPE", coretype->c_str(), 1);
+    setenv("MTDESK_BLAS_RESTARTED", "1", 1);
+    execv("/proc/self/exe", argv);  // returns only on failure: then carry on as we are
 }
 
 }  // namespace mtdesk

@@ -16,6 +16,7 @@
 
 #include "cpu/ops_cpu.h"
 #include "cpu/thread_pool_cpu.h"
+#include "mtdesk/cpu/blas_kernels.h"
 #include "mtdesk/quant/quantize.h"
 
 using namespace mtdesk;
@@ -61,6 +62,7 @@ void print(const Shape& s, const char* tier, int rows, double ms, double bytes) 
 }  // namespace
 
 int main(int argc, char** argv) {
+    restart_with_better_blas_kernels(argv);  // as mtdesk does: fp32 on OpenBLAS's AVX2 kernels
     int threads = 0, reps = 20, rows = 1;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -80,8 +82,8 @@ int main(int argc, char** argv) {
         }
     }
     cpu::ThreadPool pool(threads);
-    std::fprintf(stderr, "threads %d, avx2 %s\n", pool.size(),
-                 cpu::quant_kernels_use_avx2() ? "yes" : "no");
+    std::fprintf(stderr, "threads %d, avx2 %s, OpenBLAS kernels %s\n", pool.size(),
+                 cpu::quant_kernels_use_avx2() ? "yes" : "no", blas_core_name().c_str());
     std::mt19937 rng(1);
     std::normal_distribution<float> normal(0.0f, 0.02f);
     for (const Shape& s : kShapes) {

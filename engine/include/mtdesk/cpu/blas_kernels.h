@@ -21,4 +21,10 @@ std::string blas_core_name();
 /// user has not set OPENBLAS_CORETYPE. nullopt otherwise.
 std::optional<std::string> better_blas_coretype();
 
+/// When better_blas_coretype() has an answer, runs this program again (execv of
+/// /proc/self/exe with `argv`) with OPENBLAS_CORETYPE set to it, once: MTDESK_BLAS_RESTARTED
+/// marks the second start. Returns only when there is nothing better or the execv failed; the
+/// program then goes on with the kernels it has. Call first thing in main(), before threads.
+void restart_with_better_blas_kernels(char** argv);
+
 }  // namespace mtdesk
