@@ -11,6 +11,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../engine/cpu/ops_cpu.h"
@@ -463,6 +464,35 @@ class TestCpuOps : public QObject {
             pool.parallel_for(100, [&](int64_t b, int64_t e) { total += e - b; });
             QCOMPARE(total.load(), int64_t{100});
         }
+    }
+
+    // The hand-over between calls: back-to-back calls find the workers spinning, calls after
+    // a pause find them asleep on the condition variable (longer than ThreadPool::kSpin). Every
+    // element is visited exactly once per call, and what a call's chunks wrote is seen by the
+    // caller when parallel_for returns, in both cases.
+    void thread_pool_hand_over() {
+        cpu::ThreadPool pool(4);
+        std::vector<int64_t> values(4096, 0);  // plain ints: the pool must order the writes
+        std::vector<int64_t> want(values.size(), 0);
+        const auto pause = cpu::ThreadPool::kSpin * 3;
+        for (int call = 0; call < 3000; ++call) {
+            if (call % 500 == 499) std::this_thread::sleep_for(pause);
+            const int64_t n = 1 + (call * 7) % static_cast<int64_t>(values.size());
+            pool.parallel_for(n, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i)
+                    values[i] += call;
+            });
+            for (int64_t i = 0; i < n; ++i)
+                want[i] += call;
+            // The last chunk (a worker's) is seen complete by the caller at once.
+            QCOMPARE(values[n - 1], want[n - 1]);
+        }
+        QCOMPARE(values, want);  // no chunk lost or run twice
+        // A call after the workers have gone to sleep with an exception in a worker's chunk.
+        std::this_thread::sleep_for(pause);
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, pool.parallel_for(8, [](int64_t b, int64_t) {
+            if (b > 0) throw std::runtime_error("worker");
+        }));
     }
 };
 
