@@ -4,6 +4,7 @@
 #include <QTest>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -466,15 +467,14 @@ class TestCpuOps : public QObject {
         }
     }
 
-    // The hand-over between calls: back-to-back calls find the workers spinning, calls after
-    // a pause find them asleep on the condition variable (longer than ThreadPool::kSpin). Every
-    // element is visited exactly once per call, and what a call's chunks wrote is seen by the
-    // caller when parallel_for returns, in both cases.
+    // The hand-over between calls, back to back and after pauses in which the workers go to
+    // sleep: every element is visited exactly once per call, and what a call's chunks wrote is
+    // seen by the caller when parallel_for returns.
     void thread_pool_hand_over() {
         cpu::ThreadPool pool(4);
         std::vector<int64_t> values(4096, 0);  // plain ints: the pool must order the writes
         std::vector<int64_t> want(values.size(), 0);
-        const auto pause = cpu::ThreadPool::kSpin * 3;
+        const auto pause = std::chrono::milliseconds(1);
         for (int call = 0; call < 3000; ++call) {
             if (call % 500 == 499) std::this_thread::sleep_for(pause);
             const int64_t n = 1 + (call * 7) % static_cast<int64_t>(values.size());

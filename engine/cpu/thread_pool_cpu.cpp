@@ -15,18 +15,6 @@ std::pair<int64_t, int64_t> chunk_range(int64_t n, int chunks, int c) {
     return {begin, begin + base + (c < extra ? 1 : 0)};
 }
 
-// A hint to the core that this is a spin-wait loop (fewer pipeline flushes, the sibling
-// hyper-thread gets the core).
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#else
-    std::this_thread::yield();
-#endif
-}
-
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
@@ -38,59 +26,43 @@ ThreadPool::ThreadPool(int threads) {
 }
 
 ThreadPool::~ThreadPool() {
-    stop_.store(true);
-    wake(start_cv_);
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    start_cv_.notify_all();
     for (auto& t : workers_)
         t.join();
-}
-
-template <typename Ready>
-void ThreadPool::spin_then_wait(std::condition_variable& cv, Ready ready) {
-    const auto until = std::chrono::steady_clock::now() + kSpin;
-    for (unsigned spins = 1; !ready(); ++spins) {
-        if (spins % 64 == 0 && std::chrono::steady_clock::now() > until) {
-            // seq_cst, as in wake(): either the waker sees this sleeper, or this thread sees
-            // the state the waker changed before it looked.
-            sleepers_.fetch_add(1);
-            {
-                std::unique_lock lock(mutex_);
-                cv.wait(lock, ready);
-            }
-            sleepers_.fetch_sub(1);
-            return;
-        }
-        cpu_relax();
-    }
-}
-
-void ThreadPool::wake(std::condition_variable& cv) {
-    if (sleepers_.load() == 0) return;
-    // Taking the mutex orders this after a sleeper's last check of its condition: it is then
-    // inside cv.wait and gets the notification.
-    { std::lock_guard lock(mutex_); }
-    cv.notify_all();
 }
 
 void ThreadPool::worker_loop(int index) {
     uint64_t seen = 0;
     for (;;) {
-        spin_then_wait(start_cv_, [&] {
-            return stop_.load(std::memory_order_acquire) ||
-                   generation_.load(std::memory_order_acquire) != seen;
-        });
-        if (stop_.load(std::memory_order_acquire)) return;
-        seen = generation_.load(std::memory_order_acquire);
-        const int chunks = job_chunks_;
+        const std::function<void(int64_t, int64_t)>* job = nullptr;
+        int64_t n = 0;
+        int chunks = 0;
+        {
+            std::unique_lock lock(mutex_);
+            start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+            if (stop_) return;
+            seen = generation_;
+            job = job_;
+            n = job_n_;
+            chunks = job_chunks_;
+        }
         if (index < chunks) {
-            auto [begin, end] = chunk_range(job_n_, chunks, index);
+            auto [begin, end] = chunk_range(n, chunks, index);
             try {
-                (*job_)(begin, end);
+                (*job)(begin, end);
             } catch (...) {
                 std::lock_guard lock(mutex_);
                 if (!error_) error_ = std::current_exception();
             }
         }
-        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake(done_cv_);
+        {
+            std::lock_guard lock(mutex_);
+            if (--pending_ == 0) done_cv_.notify_one();
+        }
     }
 }
 
@@ -102,13 +74,16 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         return;
     }
     std::lock_guard call_lock(call_mutex_);
-    job_ = &fn;
-    job_n_ = n;
-    job_chunks_ = chunks;
-    error_ = nullptr;  // no job runs: no worker touches it now
-    pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1);  // seq_cst: publishes the job (see spin_then_wait)
-    wake(start_cv_);
+    {
+        std::lock_guard lock(mutex_);
+        job_ = &fn;
+        job_n_ = n;
+        job_chunks_ = chunks;
+        pending_ = static_cast<int>(workers_.size());
+        error_ = nullptr;
+        ++generation_;
+    }
+    start_cv_.notify_all();
     std::exception_ptr own_error;
     auto [begin, end] = chunk_range(n, chunks, 0);
     try {
@@ -116,10 +91,10 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     } catch (...) {
         own_error = std::current_exception();
     }
-    spin_then_wait(done_cv_, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+    std::unique_lock lock(mutex_);
+    done_cv_.wait(lock, [&] { return pending_ == 0; });
     job_ = nullptr;
     if (own_error) std::rethrow_exception(own_error);
-    std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(error_);
 }
 
