@@ -22,6 +22,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <climits>
 #include <map>
 #include <memory>
@@ -187,6 +188,30 @@ class GatedEngine : public TranslationEngine {
     uint64_t next_id_ = 0;
     std::vector<Held> held_;
     std::map<uint64_t, uint64_t> inner_ids_;
+};
+
+// Answers each segment at once with its text in brackets, less the first "**" and the first
+// "%s": a model that drops markup and placeholders.
+class LossyEngine : public TranslationEngine {
+  public:
+    uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        std::string text = job.request.text;
+        for (const std::string drop : {"**", "%s"})
+            if (const auto at = text.find(drop); at != std::string::npos)
+                text.erase(at, drop.size());
+        JobOutcome outcome;
+        outcome.text = "[" + text + "]";
+        outcome.generated_tokens = 4;
+        callbacks.on_done(outcome);  // the queue takes it through its event loop
+        return ++next_id_;
+    }
+    void cancel(uint64_t) override {}
+    int max_in_flight() const override { return 1; }
+    EngineStatistics statistics() const override { return {}; }
+    const Translator* translator() const noexcept override { return nullptr; }
+
+  private:
+    std::atomic<uint64_t> next_id_{0};
 };
 
 std::shared_ptr<TranslationEngine> cpu_engine() {
@@ -540,6 +565,70 @@ class TestUiDocumentQueue : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(again.queue().pendingCount() == 0, kTimeout);
         QCOMPARE(again.queue().job(id)->state, JobState::Done);
         QCOMPARE(read_bytes(again.queue().job(id)->output_path), expected_output(doc, "en", "zh"));
+    }
+
+    // A written document whose translation lost markup or placeholders is not a clean "Done":
+    // the row says how many segments to check and names them in its tooltip, as the command
+    // line does, also after a restart.
+    void doneRowsShowLostPlaceholders() {
+        const QString dir = freshDir();
+        const QString md = dir + QStringLiteral("/readme.md");
+        const QString po = dir + QStringLiteral("/app.po");
+        const QString clean = dir + QStringLiteral("/clean.txt");
+        write_bytes(md, "# Settings\n\nOpen the **Settings** window and select a folder.\n");
+        write_bytes(po,
+                    "msgid \"\"\nmsgstr \"\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\n"
+                    "msgid \"Open file\"\nmsgstr \"\"\n\n"
+                    "#, c-format\nmsgid \"Copied %s\"\nmsgstr \"\"\n");
+        write_bytes(clean, "Open the file.\n");
+        const QString state = dir + QStringLiteral("/state");
+        {
+            JobQueue queue(state);
+            queue.setEngine(std::make_shared<LossyEngine>());
+            DocumentQueueView view(&queue);
+            view.setLanguages(QStringLiteral("en"), QStringLiteral("fr"));
+            QCOMPARE(view.addPaths({md, po, clean}).size(), 3);
+            QTRY_VERIFY_WITH_TIMEOUT(queue.pendingCount() == 0, kTimeout);
+            DocumentQueueModel* model = view.model();
+            auto cell = [&](int row, int role) {
+                return model->index(row, DocumentQueueModel::StateColumn).data(role);
+            };
+            for (int row = 0; row < 3; ++row)
+                QCOMPARE(model->job(row)->state, JobState::Done);
+            QVERIFY(
+                read_bytes(dir + QStringLiteral("/readme.fr.md")).contains("[Open the Settings**"));
+
+            // Markdown: the second segment lost one "**".
+            QCOMPARE(model->job(0)->placeholder_issues, 1);
+            const QString shown = cell(0, Qt::DisplayRole).toString();
+            QVERIFY2(shown.startsWith(QStringLiteral("Done → readme.fr.md, 1 segment")) &&
+                         shown.endsWith(QStringLiteral("may have lost placeholders or markup")),
+                     qPrintable(shown));
+            QVERIFY2(
+                cell(0, Qt::ToolTipRole).toString().contains(QStringLiteral("segment 2: lost **")),
+                qPrintable(cell(0, Qt::ToolTipRole).toString()));
+            QVERIFY(cell(0, Qt::DecorationRole).isValid());
+            // PO: the entry that lost %s is kept fuzzy with its source, and counted.
+            QCOMPARE(model->job(1)->marked_for_review, 1);
+            QCOMPARE(model->job(1)->placeholder_issues, 1);
+            QVERIFY2(cell(1, Qt::DisplayRole).toString().contains(QStringLiteral("fuzzy")),
+                     qPrintable(cell(1, Qt::DisplayRole).toString()));
+            QVERIFY(cell(1, Qt::ToolTipRole).toString().contains(QStringLiteral("lost %s")));
+            QVERIFY(read_bytes(dir + QStringLiteral("/app.fr.po")).contains("c-format, fuzzy"));
+            // A clean translation is a plain "Done".
+            QCOMPARE(model->job(2)->placeholder_issues, 0);
+            QCOMPARE(cell(2, Qt::DisplayRole).toString(), QStringLiteral("Done → clean.fr.txt"));
+            QVERIFY(!cell(2, Qt::DecorationRole).isValid());
+        }
+        JobQueue again(state);  // the findings are saved with the row
+        const QList<DocumentJob> rows = again.jobs();
+        QCOMPARE(rows.size(), 3);
+        QCOMPARE(rows[0].placeholder_issues, 1);
+        QCOMPARE(rows[0].placeholder_notes.size(), 1);
+        QCOMPARE(rows[0].placeholder_notes[0].segment, 2);
+        QCOMPARE(rows[0].placeholder_notes[0].missing, QStringList{QStringLiteral("**")});
+        QCOMPARE(rows[1].marked_for_review, 1);
+        QVERIFY(DocumentQueueModel::checksText(rows[0]).contains(QStringLiteral("segment 2")));
     }
 
     void untrainedPairsAreMarked() {

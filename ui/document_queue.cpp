@@ -311,8 +311,16 @@ QString DocumentQueueModel::stateText(const DocumentJob& job) {
             if (job.segments_total == 0) return tr("Reading…");
             if (job.segments_done == job.segments_total) return tr("Writing…");
             return tr("Translating");
-        case JobState::Done:
-            return tr("Done → %1").arg(file_name(job.output_path));
+        case JobState::Done: {
+            QString text = tr("Done → %1").arg(file_name(job.output_path));
+            // The checks the command line reports: a written file is not necessarily a clean one.
+            if (job.placeholder_issues > 0)
+                text += tr(", %n segments may have lost placeholders or markup", nullptr,
+                           job.placeholder_issues);
+            if (job.marked_for_review > 0)
+                text += tr(", %n entries marked fuzzy for review", nullptr, job.marked_for_review);
+            return text;
+        }
         case JobState::Failed: {
             // The file column names the file: the message starts with its name, not its path.
             QString message = job.error;
@@ -326,6 +334,36 @@ QString DocumentQueueModel::stateText(const DocumentJob& job) {
             return tr("Cancelled");
     }
     return {};
+}
+
+bool DocumentQueueModel::needsReview(const DocumentJob& job) {
+    return job.state == JobState::Done && (job.placeholder_issues > 0 || job.marked_for_review > 0);
+}
+
+QString DocumentQueueModel::checksText(const DocumentJob& job) {
+    QStringList lines = {stateText(job)};
+    if (job.placeholder_issues > 0) {
+        lines << tr(
+            "These segments' placeholders or markup differ from the source; check them "
+            "in the translation:");
+        for (const app::PlaceholderNote& note : job.placeholder_notes) {
+            QStringList what;
+            if (!note.missing.isEmpty())
+                what << tr("lost %1").arg(note.missing.join(QStringLiteral(" ")));
+            if (!note.added.isEmpty())
+                what << tr("added %1").arg(note.added.join(QStringLiteral(" ")));
+            lines << tr("segment %1: %2").arg(note.segment).arg(what.join(tr(", ")));
+        }
+        if (job.placeholder_issues > job.placeholder_notes.size())
+            lines << tr("and %n more", nullptr,
+                        job.placeholder_issues - static_cast<int>(job.placeholder_notes.size()));
+    }
+    if (job.marked_for_review > 0)
+        lines << tr(
+            "%n entries are marked fuzzy with the source text kept: the translation was "
+            "empty, or changed placeholders or line breaks.",
+            nullptr, job.marked_for_review);
+    return lines.join(QLatin1Char('\n'));
 }
 
 void DocumentQueueModel::setTrainedLanguages(std::vector<std::string> languages) {
@@ -401,7 +439,9 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
                 return tip;
             }
             case StateColumn:
-                return j->state == JobState::Failed ? j->error : stateText(*j);
+                if (j->state == JobState::Failed) return j->error;
+                if (j->state == JobState::Done) return checksText(*j);
+                return stateText(*j);
             case RemainingColumn:
                 return tr("Estimated from the rate so far");
             default:
@@ -409,6 +449,8 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
         }
     }
     if (role == Qt::DecorationRole && column == LanguagesColumn && untrainedPair(*j))
+        return QApplication::style()->standardIcon(QStyle::SP_MessageBoxWarning);
+    if (role == Qt::DecorationRole && column == StateColumn && needsReview(*j))
         return QApplication::style()->standardIcon(QStyle::SP_MessageBoxWarning);
     if (role == Qt::ForegroundRole && column == StateColumn && j->state == JobState::Failed)
         return QColor(0xc0, 0x1c, 0x28);

@@ -67,6 +67,11 @@ class DocumentQueueModel : public QAbstractTableModel {
 
     /// The state as shown: "Queued", "Translating", "Done → name", "Failed: message", ...
     static QString stateText(const app::DocumentJob& job);
+    /// A Done row whose checks found something: segments that may have lost placeholders or
+    /// markup, entries marked fuzzy.
+    static bool needsReview(const app::DocumentJob& job);
+    /// The state text followed by what the checks found, segment by segment (the tooltip).
+    static QString checksText(const app::DocumentJob& job);
     /// "English → Chinese", "English (detected) → Chinese", "Detect → Chinese".
     static QString languagesText(const app::DocumentJob& job);
 
