@@ -12,6 +12,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QHBoxLayout>
 #include <QInputMethodEvent>
 #include <QLabel>
 #include <QLineEdit>
@@ -575,6 +576,59 @@ class TestUiMainWindow : public QObject {
         QVERIFY(!target.setCurrentCode(QString()));
         QCOMPARE(target.count(), 38);
         QCOMPARE(picker->count(), 39);
+    }
+
+    // A typed code takes its language even where another entry's text starts with it: "de" on
+    // the source side while it shows "Detect: English", "tr" (Turkish) on the target side,
+    // where "Traditional Chinese" starts with "tr". A click selects the text, so that typing
+    // replaces it.
+    void typedCodeBeatsItemsStartingWithIt() {
+        QWidget host;
+        auto* source = new LanguagePicker(true, &host);
+        auto* target = new LanguagePicker(false, &host);
+        auto* layout = new QHBoxLayout(&host);
+        layout->addWidget(source);
+        layout->addWidget(target);
+        host.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&host));
+        host.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&host));
+
+        QVERIFY(source->setCurrentCode(QString()));
+        source->setDetected(QStringLiteral("en"));
+        QCOMPARE(source->currentText(), QStringLiteral("Detect: English"));
+        source->lineEdit()->setFocus();
+        source->lineEdit()->selectAll();
+        QTest::keyClicks(source->lineEdit(), QStringLiteral("de"));
+        QAbstractItemView* popup = source->completer()->popup();
+        QVERIFY(popup->isVisible());
+        QCOMPARE(popup->currentIndex().data(CodeRole).toString(), QStringLiteral("de"));
+        QTest::keyClick(popup, Qt::Key_Return);  // the popup has the keyboard while shown
+        QCOMPARE(source->currentCode(), QStringLiteral("de"));
+        QCOMPARE(source->lineEdit()->text(), source->itemText(source->currentIndex()));
+
+        QVERIFY(target->setCurrentCode(QStringLiteral("zh")));
+        target->lineEdit()->setFocus();
+        target->lineEdit()->selectAll();
+        QTest::keyClicks(target->lineEdit(), QStringLiteral("tr"));
+        QTest::keyClick(target->completer()->popup(), Qt::Key_Return);
+        QCOMPARE(target->currentCode(), QStringLiteral("tr"));
+
+        // A click into a picker that does not have the focus selects all its text.
+        QVERIFY(target->setCurrentCode(QStringLiteral("zh")));
+        source->lineEdit()->setFocus();
+        QTest::mouseClick(target->lineEdit(), Qt::LeftButton, {},
+                          target->lineEdit()->rect().center());
+        QVERIFY(target->lineEdit()->hasFocus());
+        QCOMPARE(target->lineEdit()->selectedText(), target->currentText());
+        QTest::keyClicks(target->lineEdit(), QStringLiteral("Tibetan"));
+        QCOMPARE(target->lineEdit()->text(), QStringLiteral("Tibetan"));
+        QTest::keyClick(target->completer()->popup(), Qt::Key_Return);
+        QCOMPARE(target->currentCode(), QStringLiteral("bo"));
+        // A second click places the cursor as usual.
+        QTest::mouseClick(target->lineEdit(), Qt::LeftButton, {},
+                          target->lineEdit()->rect().center());
+        QVERIFY(!target->lineEdit()->hasSelectedText());
     }
 
     // No seed chosen means a random one per translation; a chosen seed is kept; the dialog
