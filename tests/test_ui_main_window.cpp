@@ -46,6 +46,7 @@
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/prompt.h"
 #include "mtdesk/translate/translator.h"
 #include "settings.h"
 #include "settings_dialog.h"
@@ -59,9 +60,10 @@ namespace {
 const QString kModel = QStringLiteral(MTDESK_TEST_DATA_DIR "/models/hunyuan-gqa-alpha");
 constexpr int kTimeout = 60000;
 
-// What the engine itself gives for one segment with greedy decoding; nullopt when the engine
-// throws. (The fixture's random weights sometimes pick an id past the tokenizer's last token,
-// which the engine reports as an error.)
+// What the engine itself gives for one segment with greedy decoding, on one line as the window
+// shows a line's translation (single_line); nullopt when the engine throws. (The fixture's random
+// weights sometimes pick an id past the tokenizer's last token, which the engine reports as an
+// error.)
 std::optional<QString> reference_translation(const QString& text, const char* from,
                                              const char* to) {
     static std::unique_ptr<Translator> translator = Translator::open_cpu(kModel.toStdString());
@@ -72,7 +74,7 @@ std::optional<QString> reference_translation(const QString& text, const char* fr
     TranslateOptions options;
     options.sampling = SamplingParams::greedy_decoding();
     try {
-        return QString::fromStdString(translator->translate(request, options).text);
+        return QString::fromStdString(single_line(translator->translate(request, options).text));
     } catch (const std::exception&) {
         return std::nullopt;
     }

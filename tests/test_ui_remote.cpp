@@ -34,6 +34,7 @@
 #include "main_window.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translator.h"
+#include "remote_fake_server.h"
 #include "remote_serve_process.h"
 #include "settings.h"
 #include "settings_dialog.h"
@@ -298,6 +299,37 @@ class TestUiRemote : public QObject {
         QVERIFY(!panel.rowVisible(QStringLiteral("latency")));
         QVERIFY(!panel.rowVisible(QStringLiteral("servers")));
         QCOMPARE(panel.rowText(QStringLiteral("device")), QStringLiteral("CPU"));
+    }
+
+    // A model that puts line breaks inside a line's translation: the result keeps one line per
+    // source line, while it streams and at the end (as documents and the command line do).
+    void lineBreaksInALinesTranslationBecomeSpaces() {
+        test::FakeServer server([](const nlohmann::json&, int) {
+            test::FakeReply reply;
+            reply.content = "ERSTE\n\nZEILE";  // streamed as "ERST", "E\n\nZ", "EILE"
+            return reply;
+        });
+        QVERIFY(server.valid());
+        TranslationController controller;
+        controller.useServers(
+            {{QString::fromStdString(server.url())}, QStringLiteral("fake-model"), QString(), 1});
+        QTRY_COMPARE_WITH_TIMEOUT(controller.state(), TranslationController::State::Ready,
+                                  kTimeout);
+        QSignalSpy finished(&controller, &TranslationController::translationFinished);
+        QSignalSpy partial(&controller, &TranslationController::partialTranslation);
+        controller.translate(QStringLiteral("one\ntwo\n\n  three"), QStringLiteral("en"),
+                             QStringLiteral("de"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+        QCOMPARE(finished.at(0).at(1).toString(),
+                 QStringLiteral("ERSTE ZEILE\nERSTE ZEILE\n\n  ERSTE ZEILE"));
+        QVERIFY(partial.count() >= 3);
+        for (const QList<QVariant>& p : partial) {
+            const QString text = p.at(1).toString();
+            QVERIFY2(
+                !text.contains(QStringLiteral("ERSTE\n")) && !text.contains(QStringLiteral("\nZ")),
+                qPrintable(text));
+            QVERIFY2(text.count(QLatin1Char('\n')) <= 3, qPrintable(text));
+        }
     }
 
     void windowUsesTheServers() {

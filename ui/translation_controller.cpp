@@ -508,7 +508,9 @@ void TranslationController::runRequest(const Request& r) {
                     engine, TranslationJob{segment, options},
                     [&](std::string_view piece) {
                         raw.append(piece);
-                        post([this, id = r.id, partial = QString::fromStdString(done + raw)] {
+                        // One result line per source line, also while it streams.
+                        post([this, id = r.id,
+                              partial = QString::fromStdString(done + single_line(raw))] {
                             if (id == latest_id_) emit partialTranslation(id, partial);
                         });
                     },
@@ -524,7 +526,9 @@ void TranslationController::runRequest(const Request& r) {
                 stats.segments += 1;
                 decode_ms += std::max(0.0, result.total_ms - result.ttft_ms);
                 decode_tokens += std::max(0, n - 1);
-                done.append(result.text);
+                // A line break the model put inside a line's translation becomes a space, as in
+                // documents and the command line: the result keeps the source's lines 1:1.
+                done.append(single_line(result.text));
                 // The engine reports no glossary check: the same check as the Translator's.
                 for (const GlossaryEntry& e :
                      Glossary::check(result.text, Glossary::entries_in(segment.text, glossary))) {
