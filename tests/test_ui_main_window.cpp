@@ -459,6 +459,45 @@ class TestUiMainWindow : public QObject {
         QVERIFY(!warning->isHidden());
     }
 
+    // A text is not sent to the model for its own language: a pair picked equal gets no
+    // translation, a text detected to be in the target language is its own result, and the
+    // banner says which instead of warning of a poor translation.
+    void sameLanguageIsNotTranslated() {
+        Window w(QStringLiteral("en"), QStringLiteral("en"));
+        w.window->loadModel(QStringLiteral(MTDESK_DEMO_MODEL_DIR));  // knows its pairs
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QLabel* banner = w.window->pairWarning();
+        const QString english = QStringLiteral(
+            "The file could not be saved because the disk is full. Free some space and try "
+            "again.");
+        w.window->sourceEdit()->setPlainText(english);
+        w.window->translateNow();
+        QVERIFY(!w.controller.busy());  // nothing was queued
+        QCOMPARE(w.window->targetEdit()->toPlainText(), QString());
+        QVERIFY(!banner->isHidden());
+        QVERIFY2(banner->text().contains(QStringLiteral("both English")),
+                 qPrintable(banner->text()));
+        QVERIFY(!banner->text().contains(QStringLiteral("poor translation")));
+
+        // Detect finds English, the target language: the text is shown as it is.
+        w.window->sourcePicker()->setCurrentCode(QString());
+        w.window->translateNow();
+        QVERIFY(!w.controller.busy());
+        QCOMPARE(w.window->sourcePicker()->detected(), QStringLiteral("en"));
+        QCOMPARE(w.window->targetEdit()->toPlainText(), english);
+        QCOMPARE(w.window->translation(), english);
+        QVERIFY2(banner->text().contains(QStringLiteral("already in English")),
+                 qPrintable(banner->text()));
+
+        // Another target: translated, and the banner goes.
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("de"));
+        QVERIFY(banner->isHidden());
+        w.window->translateNow();
+        QVERIFY(w.controller.busy());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.finished.isEmpty(), kTimeout);
+        QVERIFY(w.window->translation() != english);
+    }
+
     // Keyboard use: typing starts in the text pane, each menu's Alt letters are distinct and
     // the document table lets Tab leave it.
     void keyboard() {
