@@ -288,7 +288,10 @@ class TestUiMainWindow : public QObject {
         // A long request (many lines), superseded once it is running.
         const QString line = sample("en", "de", kSentences);
         QVERIFY(!line.isEmpty());
-        const QStringList lines(40, line);
+        // Distinct lines: a repeated one would come from the line cache at once.
+        QStringList lines;
+        for (int i = 1; i <= 40; ++i)
+            lines << QStringLiteral("%1 (%2)").arg(line).arg(i);
         const quint64 stale =
             controller.translate(lines.join('\n'), QStringLiteral("en"), QStringLiteral("de"));
         QTRY_VERIFY_WITH_TIMEOUT(partial.contains(stale), kTimeout);  // it is running
@@ -321,7 +324,10 @@ class TestUiMainWindow : public QObject {
         Window w;
         QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
         // Long enough to be still running when the edit's debounce ends.
-        const QStringList lines(300, sample("en", "zh", kSentences));
+        // Distinct lines: a repeated one would come from the line cache at once.
+        QStringList lines;
+        for (int i = 1; i <= 300; ++i)
+            lines << QStringLiteral("%1 (%2)").arg(sample("en", "zh", kSentences)).arg(i);
         w.window->sourceEdit()->setPlainText(lines.join('\n'));
         w.window->translateNow();
         const quint64 stale = w.controller.latestRequestId();

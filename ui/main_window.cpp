@@ -507,9 +507,12 @@ void MainWindow::onFinished(quint64 id, const QString& text, const RequestStats&
     translation_ = text;
     target_->setPlainText(text);
     copyButton_->setEnabled(!text.isEmpty());
-    targetInfo_->setText(tr("%1 ms to first token · %2 tokens/s")
-                             .arg(QLocale().toString(stats.ttft_ms, 'f', 0),
-                                  QLocale().toString(stats.tokens_per_s, 'f', 1)));
+    if (stats.segments == 0 && stats.cached_lines > 0)  // every line as translated before
+        targetInfo_->setText(tr("Unchanged lines, as translated before"));
+    else
+        targetInfo_->setText(tr("%1 ms to first token · %2 tokens/s")
+                                 .arg(QLocale().toString(stats.ttft_ms, 'f', 0),
+                                      QLocale().toString(stats.tokens_per_s, 'f', 1)));
     // Glossary terms the translation lacks: a note until the next translation.
     if (stats.missing_terms.isEmpty())
         statusBar()->clearMessage();

@@ -11,6 +11,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
@@ -144,6 +145,39 @@ std::optional<int> gpu_index(const EngineChoice& choice) {
     return 0;
 }
 
+/// Translations of single lines, by language pair and text, oldest dropped first beyond a
+/// bound. Valid for one engine and one set of options: the controller clears it when either
+/// changes.
+class LineCache {
+  public:
+    static constexpr std::size_t kMaxLines = 20000;
+
+    static std::string key(const Language* source, const Language& target, std::string_view text) {
+        std::string k(source ? source->code : std::string_view());
+        k.append(1, '\x1f').append(target.code).append(1, '\x1f').append(text);
+        return k;
+    }
+    const std::string* find(const std::string& key) const {
+        const auto it = lines_.find(key);
+        return it == lines_.end() ? nullptr : &it->second;
+    }
+    void insert(const std::string& key, std::string translation) {
+        if (lines_.insert_or_assign(key, std::move(translation)).second) order_.push_back(key);
+        while (order_.size() > kMaxLines) {
+            lines_.erase(order_.front());
+            order_.pop_front();
+        }
+    }
+    void clear() {
+        lines_.clear();
+        order_.clear();
+    }
+
+  private:
+    std::unordered_map<std::string, std::string> lines_;
+    std::deque<std::string> order_;  // keys, oldest first
+};
+
 }  // namespace
 
 struct TranslationController::Shared {
@@ -164,6 +198,16 @@ struct TranslationController::Shared {
     // Read by the worker's cancellation check at every token, without the lock.
     std::atomic<quint64> newest{0};
     std::atomic<bool> abort{false};  // stop or a model load was asked for
+
+    // Lines translated with the current engine and options: an edit sends only the lines that
+    // changed. Cleared (and its generation bumped) when the engine or the options change; a
+    // request uses it only within the generation it was made in.
+    LineCache lines;
+    quint64 lines_generation = 0;
+    void clearLines() {
+        lines.clear();
+        ++lines_generation;
+    }
 
     // Figures of finished requests, oldest first.
     std::deque<double> ttft, tps;
@@ -212,6 +256,7 @@ void TranslationController::loadModel(const QString& dir) {
         std::lock_guard lock(shared_->m);
         shared_->load = directory;
         shared_->load_remote.reset();
+        shared_->clearLines();
         shared_->load_generation = ++load_generation_;
         shared_->abort = true;  // the running translation ends at its next token
     }
@@ -232,6 +277,7 @@ void TranslationController::useServers(const RemoteChoice& servers) {
         std::lock_guard lock(shared_->m);
         shared_->load = QString();
         shared_->load_remote = servers;
+        shared_->clearLines();
         shared_->load_generation = ++load_generation_;
         shared_->abort = true;
     }
@@ -244,7 +290,7 @@ quint64 TranslationController::translate(const QString& text, const QString& fro
     const quint64 id = ++latest_id_;
     {
         std::lock_guard lock(shared_->m);
-        shared_->pending = Request{id, text, from, to, shared_->options};
+        shared_->pending = Request{id, text, from, to, shared_->options, shared_->lines_generation};
         shared_->newest = id;
     }
     shared_->cv.notify_all();
@@ -271,11 +317,13 @@ void TranslationController::cancel() {
 void TranslationController::setOptions(const TranslationOptions& options) {
     std::lock_guard lock(shared_->m);
     shared_->options = options;
+    shared_->clearLines();  // sampling, limits, glossary: the same line may translate otherwise
 }
 
 void TranslationController::setEngineChoice(const EngineChoice& choice) {
     std::lock_guard lock(shared_->m);
     shared_->choice = choice;
+    shared_->clearLines();
 }
 
 TranslationOptions TranslationController::options() const {
@@ -353,6 +401,7 @@ void TranslationController::run() {
             s.load_remote.reset();
             s.abort = false;
             s.engine.reset();  // free the old model before loading the new one
+            s.clearLines();
             lock.unlock();
             post([this, dir] { emit loadStarted(dir); });
             post([this, servers = remote.has_value()] {
@@ -492,11 +541,48 @@ void TranslationController::runRequest(const Request& r) {
                                                                   std::string(target->code))
                            : std::vector<GlossaryEntry>{};
     std::string done;
+    const std::vector<TextLine> lines = split_lines(text);
+    // The lines already translated (by an earlier request over the same text): kept, so that
+    // an edit only sends the lines that changed. Looked up again line by line below, since a
+    // line repeated in the text is cached once it is done.
+    std::vector<std::optional<std::string>> known(lines.size());
+    std::optional<std::size_t> last_known;
+    const auto cached = [&](std::string_view body) -> std::optional<std::string> {
+        std::lock_guard lock(s.m);
+        if (s.lines_generation != r.lines_generation) return std::nullopt;
+        const std::string* t = s.lines.find(LineCache::key(source, *target, body));
+        return t ? std::optional<std::string>(*t) : std::nullopt;
+    };
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].body.empty()) continue;
+        known[i] = cached(lines[i].body);
+        if (known[i]) last_known = i;
+    }
+    // What a partial result shows after line i: the lines after it that are known already, so
+    // that an edit near the top does not blank the rest while the changed line translates.
+    const auto known_after = [&](std::size_t i) {
+        std::string tail;
+        if (last_known)
+            for (std::size_t k = i + 1; k <= *last_known; ++k)
+                tail.append(lines[k].indent)
+                    .append(known[k].value_or(std::string()))
+                    .append(lines[k].trailing)
+                    .append(lines[k].eol);
+        return tail;
+    };
     try {
-        for (const TextLine& line : split_lines(text)) {
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            const TextLine& line = lines[i];
             if (stale()) return;
             done.append(line.indent);
-            if (!line.body.empty()) {
+            std::optional<std::string> hit;
+            if (!line.body.empty()) hit = cached(line.body);
+            if (hit) {
+                done.append(*hit);
+                stats.cached_lines += 1;
+            } else if (!line.body.empty()) {
+                std::string rest = known_after(i);
+                if (!rest.empty()) rest.insert(0, std::string(line.trailing).append(line.eol));
                 PromptRequest segment;
                 segment.text = std::string(line.body);
                 segment.source = source;
@@ -510,7 +596,7 @@ void TranslationController::runRequest(const Request& r) {
                         raw.append(piece);
                         // One result line per source line, also while it streams.
                         post([this, id = r.id,
-                              partial = QString::fromStdString(done + single_line(raw))] {
+                              partial = QString::fromStdString(done + single_line(raw) + rest)] {
                             if (id == latest_id_) emit partialTranslation(id, partial);
                         });
                     },
@@ -528,7 +614,13 @@ void TranslationController::runRequest(const Request& r) {
                 decode_tokens += std::max(0, n - 1);
                 // A line break the model put inside a line's translation becomes a space, as in
                 // documents and the command line: the result keeps the source's lines 1:1.
-                done.append(single_line(result.text));
+                const std::string translation = single_line(result.text);
+                done.append(translation);
+                {
+                    std::lock_guard lock(s.m);
+                    if (s.lines_generation == r.lines_generation)
+                        s.lines.insert(LineCache::key(source, *target, line.body), translation);
+                }
                 // The engine reports no glossary check: the same check as the Translator's.
                 for (const GlossaryEntry& e :
                      Glossary::check(result.text, Glossary::entries_in(segment.text, glossary))) {
@@ -538,8 +630,8 @@ void TranslationController::runRequest(const Request& r) {
                 }
             }
             done.append(line.trailing).append(line.eol);
-            if (!line.body.empty())
-                post([this, id = r.id, partial = QString::fromStdString(done)] {
+            if (!line.body.empty() && !hit)
+                post([this, id = r.id, partial = QString::fromStdString(done + known_after(i))] {
                     if (id == latest_id_) emit partialTranslation(id, partial);
                 });
         }

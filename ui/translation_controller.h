@@ -76,6 +76,7 @@ struct RequestStats {
     int generated_tokens = 0;  ///< over all lines
     int prompt_tokens = 0;     ///< over all lines
     int segments = 0;          ///< non-blank lines sent to the model
+    int cached_lines = 0;      ///< non-blank lines taken from earlier translations instead
     QString source_language;   ///< code used for the prompt ("" = left to the prompt)
     /// Glossary entries whose target term the translation lacks, as "source → target",
     /// once each over all lines.
@@ -142,7 +143,9 @@ class TranslationController : public QObject {
 
     /// Queues a translation of `text` from `from` (a language code; "" = detect) into `to`.
     /// Returns its id. Supersedes every earlier request: a pending one is dropped, a running
-    /// one is cancelled at its next token, and neither is delivered as finished.
+    /// one is cancelled at its next token, and neither is delivered as finished. Lines
+    /// translated before with the same engine, options and language pair are taken from a cache
+    /// instead of the engine, so an edit only sends the lines that changed.
     quint64 translate(const QString& text, const QString& from, const QString& to);
     /// Supersedes every request without starting a new one.
     void cancel();
@@ -190,6 +193,7 @@ class TranslationController : public QObject {
         QString text;
         QString from, to;
         TranslationOptions options;
+        quint64 lines_generation = 0;  // of the line cache when it was asked for
     };
     struct Shared;  // what the worker and the UI thread share, under one mutex
 
