@@ -34,6 +34,7 @@
 #include "documents/document.h"
 #include "gui_main.h"
 #include "job_queue.h"
+#include "live_panel.h"
 #include "main_window.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translation_engine.h"
@@ -531,6 +532,33 @@ class TestUiDocumentQueue : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(w.queue().pendingCount() == 0, kTimeout);
         QCOMPARE(w.queue().job(id)->state, JobState::Done);
         QCOMPARE(read_bytes(w.queue().job(id)->output_path), expected_output(doc, "en", "zh"));
+    }
+
+    // The live panel's time to first token and tokens/s count document segments too, not only
+    // what is typed.
+    void livePanelFollowsDocuments() {
+        const QString dir = freshDir();
+        const QString doc = dir + QStringLiteral("/notes.txt");
+        write_bytes(doc, lines_document(4));
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QVERIFY(w.controller.stats().ttft_history.isEmpty());
+        QCOMPARE(w.window->addDocuments({doc}), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(w.queue().pendingCount() == 0, kTimeout);
+        QCOMPARE(w.queue().jobs().front().state, JobState::Done);
+        QVERIFY(w.finished.isEmpty());  // nothing was typed
+        const EngineStats s = w.controller.stats();
+        QCOMPARE(s.finished_requests, quint64(4));  // one per segment
+        QCOMPARE(s.ttft_history.size(), 4);
+        QVERIFY(!s.tps_history.isEmpty());
+        QVERIFY(s.ttft_ms.last && *s.ttft_ms.last > 0);
+        QVERIFY(s.ttft_ms.p50 && s.tokens_per_s.p95);
+        LivePanel* panel = w.window->livePanel();
+        panel->refresh();
+        QVERIFY2(!panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")),
+                 qPrintable(panel->rowText(QStringLiteral("ttft"))));
+        QVERIFY2(!panel->rowText(QStringLiteral("tps")).startsWith(QStringLiteral("–")),
+                 qPrintable(panel->rowText(QStringLiteral("tps"))));
     }
 
     void modelReloadAndRestartKeepDocumentsGoing() {

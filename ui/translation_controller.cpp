@@ -145,6 +145,57 @@ std::optional<int> gpu_index(const EngineChoice& choice) {
     return 0;
 }
 
+/// Figures of finished requests for the live panel, oldest first: typed requests (each whole)
+/// and document segments.
+struct Figures {
+    std::mutex m;
+    std::deque<double> ttft, tps;
+    quint64 finished = 0;
+
+    void add(double ttft_ms, double tokens_per_s) {
+        std::lock_guard lock(m);
+        ttft.push_back(ttft_ms);
+        if (tokens_per_s > 0) tps.push_back(tokens_per_s);
+        while (ttft.size() > static_cast<std::size_t>(TranslationController::kHistory))
+            ttft.pop_front();
+        while (tps.size() > static_cast<std::size_t>(TranslationController::kHistory))
+            tps.pop_front();
+        ++finished;
+    }
+};
+
+/// The engine handed out to the document queue: the loaded engine, adding the figures of each
+/// job that ends Done to the live panel's, so that it follows documents as well as typing.
+/// Typed requests go to the engine underneath and are added whole by runRequest.
+class RecordingEngine : public TranslationEngine {
+  public:
+    RecordingEngine(std::shared_ptr<TranslationEngine> inner, std::shared_ptr<Figures> figures)
+        : inner_(std::move(inner)), figures_(std::move(figures)) {}
+
+    uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        callbacks.on_done = [figures = figures_,
+                             done = std::move(callbacks.on_done)](const JobOutcome& o) {
+            if (o.status == JobOutcome::Status::Done && o.generated_tokens > 0) {
+                // From the job's start: a segment the queue keeps submitted to feed the batch
+                // waits by design, which is no latency anyone sees.
+                const double decode_ms = o.total_ms - o.ttft_ms;
+                figures->add(o.ttft_ms,
+                             decode_ms > 0 ? (o.generated_tokens - 1) / (decode_ms / 1000.0) : 0);
+            }
+            if (done) done(o);
+        };
+        return inner_->submit(std::move(job), std::move(callbacks));
+    }
+    void cancel(uint64_t id) override { inner_->cancel(id); }
+    int max_in_flight() const override { return inner_->max_in_flight(); }
+    EngineStatistics statistics() const override { return inner_->statistics(); }
+    const Translator* translator() const noexcept override { return inner_->translator(); }
+
+  private:
+    std::shared_ptr<TranslationEngine> inner_;
+    std::shared_ptr<Figures> figures_;
+};
+
 /// Translations of single lines, by language pair and text, oldest dropped first beyond a
 /// bound. Valid for one engine and one set of options: the controller clears it when either
 /// changes.
@@ -209,9 +260,8 @@ struct TranslationController::Shared {
         ++lines_generation;
     }
 
-    // Figures of finished requests, oldest first.
-    std::deque<double> ttft, tps;
-    quint64 finished = 0;
+    // What the live panel shows; shared with the engine handed to the document queue.
+    std::shared_ptr<Figures> figures = std::make_shared<Figures>();
 };
 
 TranslationController::TranslationController(QObject* parent)
@@ -354,9 +404,13 @@ EngineStats TranslationController::stats() const {
         std::lock_guard lock(shared_->m);
         engine = shared_->engine;
         s.queue_depth = shared_->pending ? 1 : 0;
-        s.ttft_history = QVector<double>(shared_->ttft.begin(), shared_->ttft.end());
-        s.tps_history = QVector<double>(shared_->tps.begin(), shared_->tps.end());
-        s.finished_requests = shared_->finished;
+    }
+    {
+        Figures& f = *shared_->figures;
+        std::lock_guard lock(f.m);
+        s.ttft_history = QVector<double>(f.ttft.begin(), f.ttft.end());
+        s.tps_history = QVector<double>(f.tps.begin(), f.tps.end());
+        s.finished_requests = f.finished;
     }
     // The engine's queue and batch hold typed requests and document segments alike.
     if (engine) {
@@ -458,7 +512,9 @@ void TranslationController::run() {
                 post([this, engine, generation, remote_model] {
                     if (generation == load_generation_) {
                         if (remote_) remote_model_ = remote_model;
-                        engine_ = engine;
+                        engine_ = engine
+                                      ? std::make_shared<RecordingEngine>(engine, shared_->figures)
+                                      : nullptr;
                         emit engineChanged();
                     }
                     setState(State::Ready);
@@ -644,16 +700,7 @@ void TranslationController::runRequest(const Request& r) {
     stats.total_ms = elapsed_ms();
     stats.ttft_ms = ttft.value_or(0);
     stats.tokens_per_s = decode_ms > 0 ? decode_tokens / (decode_ms / 1000.0) : 0;
-    if (stats.segments > 0) {
-        std::lock_guard lock(s.m);
-        s.ttft.push_back(stats.ttft_ms);
-        if (stats.tokens_per_s > 0) s.tps.push_back(stats.tokens_per_s);
-        while (s.ttft.size() > static_cast<std::size_t>(kHistory))
-            s.ttft.pop_front();
-        while (s.tps.size() > static_cast<std::size_t>(kHistory))
-            s.tps.pop_front();
-        ++s.finished;
-    }
+    if (stats.segments > 0) s.figures->add(stats.ttft_ms, stats.tokens_per_s);
     post([this, id = r.id, result = QString::fromStdString(done), stats] {
         if (id != latest_id_) return;  // a newer request came in meanwhile: this one is stale
         busy_ = false;

@@ -99,6 +99,7 @@ struct EngineStats {
     std::optional<qint64> vram_own_bytes;    ///< the part that is mtdesk's, GPU engine only
     int queue_depth = 0;                     ///< requests waiting for the worker
     int batch_size = 0;                      ///< sequences decoding now (0 or 1 on the CPU engine)
+    /// Over typed requests (each whole) and document segments alike.
     Percentiles ttft_ms;
     Percentiles tokens_per_s;
     QVector<double> ttft_history;  ///< oldest first, at most kHistory
@@ -165,8 +166,9 @@ class TranslationController : public QObject {
     quint64 latestRequestId() const { return latest_id_; }
     bool busy() const;  ///< a request is pending or running
     /// The loaded model's engine, shared with the document queue (typed requests go through it
-    /// too); null while no model is loaded and from the moment a new load is asked for (holders
-    /// must let go then, so the old model can be freed). engineChanged() says when it changes.
+    /// too), whose finished jobs count in stats(); null while no model is loaded and from the
+    /// moment a new load is asked for (holders must let go then, so the old model can be freed).
+    /// engineChanged() says when it changes.
     std::shared_ptr<TranslationEngine> engine() const { return engine_; }
 
     EngineStats stats() const;  ///< thread-safe snapshot; reads VmRSS
