@@ -5,6 +5,7 @@
 // request does not wait behind a document; a model reload and a restart of the window keep the
 // documents going.
 
+#include <QAbstractItemView>
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
@@ -19,6 +20,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -688,6 +690,52 @@ class TestUiDocumentQueue : public QObject {
         QVERIFY(!tip(1).contains(QStringLiteral("English and")));
         model->setTrainedLanguages({});
         QVERIFY(!icon(0).isValid());
+    }
+
+    // Nothing is cut where it need not be: the languages column fits its text (with the warning
+    // icon), rows of one file name from different folders say which folder, and the tooltips
+    // have the whole of it.
+    void columnsShowTheirText() {
+        const QString dir = freshDir();
+        const QString a = dir + QStringLiteral("/one/notes.txt");
+        const QString b = dir + QStringLiteral("/two/notes.txt");
+        const QString c = dir + QStringLiteral("/c.txt");
+        for (const QString& path : {a, b, c})
+            write_bytes(path, lines_document(1));
+        JobQueue queue(dir + QStringLiteral("/state"));  // no engine: the rows stay queued
+        DocumentQueueView view(&queue);
+        view.resize(1100, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        DocumentQueueModel* model = view.model();
+        model->setTrainedLanguages({"zh", "de"});
+        view.setLanguages(QStringLiteral("zh-Hant"), QStringLiteral("bo"));
+        QCOMPARE(view.addPaths({a, b}).size(), 2);
+        view.setLanguages(QStringLiteral("en"), QStringLiteral("zh"));
+        QCOMPARE(view.addPaths({c}).size(), 1);
+
+        auto text = [&](int row, int column, int role = Qt::DisplayRole) {
+            return model->index(row, column).data(role).toString();
+        };
+        QCOMPARE(text(0, DocumentQueueModel::FileColumn), QStringLiteral("notes.txt (in one)"));
+        QCOMPARE(text(1, DocumentQueueModel::FileColumn), QStringLiteral("notes.txt (in two)"));
+        QCOMPARE(text(2, DocumentQueueModel::FileColumn), QStringLiteral("c.txt"));
+        QVERIFY(text(0, DocumentQueueModel::FileColumn, Qt::ToolTipRole).contains(a));
+
+        const QString languages = text(0, DocumentQueueModel::LanguagesColumn);
+        QCOMPARE(languages, QStringLiteral("Traditional Chinese → Tibetan"));
+        QVERIFY(
+            text(0, DocumentQueueModel::LanguagesColumn, Qt::ToolTipRole).startsWith(languages));
+        QTableView* table = view.table();
+        QTRY_VERIFY(table->columnWidth(DocumentQueueModel::LanguagesColumn) >=
+                    static_cast<QAbstractItemView*>(table)->sizeHintForColumn(
+                        DocumentQueueModel::LanguagesColumn));
+        QVERIFY(table->columnWidth(DocumentQueueModel::LanguagesColumn) >
+                table->fontMetrics().horizontalAdvance(languages) + 16);  // and the icon
+
+        // One of the two gone: the other is plain again.
+        queue.remove(model->jobId(0));
+        QCOMPARE(text(0, DocumentQueueModel::FileColumn), QStringLiteral("notes.txt"));
     }
 
     void formatDuration() {

@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QChartView>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QCompleter>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -775,6 +776,22 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(QDir(Settings().modelDirectory()), QDir(kModel));
         QVERIFY(Settings().int8KvCache());
         QCOMPARE(Settings().cpuTier(), QStringLiteral("int8"));
+    }
+
+    // The CPU tier choices show whole; the automatic rule is in the tooltip.
+    void cpuTierChoicesShowWhole() {
+        Settings settings;
+        SettingsDialog dialog(settings);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        auto* combo = dialog.findChild<QComboBox*>(QStringLiteral("cpuTierCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->itemData(0).toString(), QStringLiteral("auto"));
+        QVERIFY(combo->itemData(0, Qt::ToolTipRole).toString().contains(QStringLiteral("int4")));
+        for (int i = 0; i < combo->count(); ++i)
+            QVERIFY2(combo->fontMetrics().horizontalAdvance(combo->itemText(i)) <
+                         combo->width() - 30,  // the frame and the arrow
+                     qPrintable(combo->itemText(i)));
     }
 
     void chineseUi() {
