@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "documents/document.h"
+#include "documents/placeholders.h"
 #include "mtdesk/error.h"
 #include "mtdesk/translate/detect.h"
 #include "mtdesk/translate/glossary.h"
@@ -41,7 +42,8 @@ using documents::Document;
 using documents::DocumentFormat;
 
 constexpr int kStateVersion = 1;
-constexpr int kSaveDelayMs = 1000;  // progress is saved at most this often per row
+constexpr int kSaveDelayMs = 1000;        // progress is saved at most this often per row
+constexpr int kMaxPlaceholderNotes = 10;  // segments described; the others are counted
 
 /// One request to the engine: a text and whether it goes with the formatted prompt. Segments
 /// that need the same request share its translation.
@@ -128,6 +130,15 @@ struct JobQueue::Loaded {
     QString hash;
     QString detected;
     QString error;
+};
+
+/// What writing a document gave: the file, or why not, and what the checks found.
+struct JobQueue::Written {
+    QString output;
+    QString error;
+    int placeholder_issues = 0;
+    QList<PlaceholderNote> placeholder_notes;
+    int marked_for_review = 0;
 };
 
 struct JobQueue::Job {
@@ -696,29 +707,49 @@ void JobQueue::startWrite(Job& job) {
     io_->start([link = link_, id, epoch, doc = job.doc, format = job.format,
                 translations = std::move(translations), source = job.row.source_path,
                 to = job.row.target_language] {
-        QString output, error;
+        auto written = std::make_shared<Written>();
         try {
             const QByteArray bytes = format->write(*doc, translations);
+            // What the command line reports after writing, so that a damaged segment is not
+            // passed off as a clean result.
+            const std::vector<documents::PlaceholderIssue> issues =
+                documents::check_placeholders(*doc, translations);
+            written->placeholder_issues = static_cast<int>(issues.size());
+            for (const documents::PlaceholderIssue& issue : issues) {
+                if (written->placeholder_notes.size() >= kMaxPlaceholderNotes) break;
+                PlaceholderNote note;
+                note.segment = static_cast<int>(issue.segment) + 1;
+                for (const std::string& m : issue.missing)
+                    note.missing.append(utf8(m));
+                for (const std::string& a : issue.added)
+                    note.added.append(utf8(a));
+                written->placeholder_notes.append(note);
+            }
+            written->marked_for_review =
+                static_cast<int>(format->entries_marked_for_review(*doc, translations));
             // Next to the source, never over a file; formats that write another type (the text
             // of a PDF) give its extension.
-            output = translated_output_path(source, to,
-                                            QString::fromStdString(format->output_extension()));
-            write_new_file_atomically(output, bytes);
+            written->output = translated_output_path(
+                source, to, QString::fromStdString(format->output_extension()));
+            write_new_file_atomically(written->output, bytes);
         } catch (const std::exception& e) {
-            error = message_naming(e, source);
+            written->error = message_naming(e, source);
         }
-        link->post([=](JobQueue& q) { q.onWritten(id, epoch, output, error); });
+        link->post([=](JobQueue& q) { q.onWritten(id, epoch, *written); });
     });
 }
 
-void JobQueue::onWritten(quint64 id, quint64 epoch, const QString& output, const QString& error) {
+void JobQueue::onWritten(quint64 id, quint64 epoch, const Written& written) {
     Job* job = find(id);
     if (!job || job->epoch != epoch) return;
     job->writing = false;
-    if (!error.isEmpty()) {
-        fail(*job, error);
+    if (!written.error.isEmpty()) {
+        fail(*job, written.error);
     } else {
-        job->row.output_path = output;
+        job->row.output_path = written.output;
+        job->row.placeholder_issues = written.placeholder_issues;
+        job->row.placeholder_notes = written.placeholder_notes;
+        job->row.marked_for_review = written.marked_for_review;
         setState(*job, JobState::Done);
         job->release();
         job->cache.clear();  // done: nothing to resume
@@ -745,6 +776,13 @@ void JobQueue::save(Job& job) {
     o[QStringLiteral("output")] = row.output_path;
     o[QStringLiteral("error")] = row.error;
     o[QStringLiteral("elapsed_ms")] = row.elapsed_ms;
+    o[QStringLiteral("placeholder_issues")] = row.placeholder_issues;
+    QJsonArray notes;
+    for (const PlaceholderNote& note : row.placeholder_notes)
+        notes.append(QJsonArray{note.segment, QJsonArray::fromStringList(note.missing),
+                                QJsonArray::fromStringList(note.added)});
+    o[QStringLiteral("placeholder_notes")] = notes;
+    o[QStringLiteral("marked_for_review")] = row.marked_for_review;
     o[QStringLiteral("source_size")] = job.source_size;
     o[QStringLiteral("source_mtime_ms")] = job.source_mtime_ms;
     o[QStringLiteral("segments_hash")] = job.hash;
@@ -798,6 +836,19 @@ void JobQueue::load() {
         row.output_path = o.value(QStringLiteral("output")).toString();
         row.error = o.value(QStringLiteral("error")).toString();
         row.elapsed_ms = o.value(QStringLiteral("elapsed_ms")).toInteger();
+        row.placeholder_issues = o.value(QStringLiteral("placeholder_issues")).toInt();
+        for (const QJsonValue& v : o.value(QStringLiteral("placeholder_notes")).toArray()) {
+            const QJsonArray entry = v.toArray();
+            if (entry.size() != 3) continue;
+            PlaceholderNote note;
+            note.segment = entry.at(0).toInt();
+            for (const QJsonValue& m : entry.at(1).toArray())
+                note.missing.append(m.toString());
+            for (const QJsonValue& a : entry.at(2).toArray())
+                note.added.append(a.toString());
+            row.placeholder_notes.append(note);
+        }
+        row.marked_for_review = o.value(QStringLiteral("marked_for_review")).toInt();
         job->source_size = o.value(QStringLiteral("source_size")).toInteger(-1);
         job->source_mtime_ms = o.value(QStringLiteral("source_mtime_ms")).toInteger();
         job->hash = o.value(QStringLiteral("segments_hash")).toString();

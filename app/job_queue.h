@@ -19,6 +19,7 @@
 // Reading and writing run on a background thread, so the thread of the queue never blocks on
 // files.
 
+#include <QList>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -52,6 +53,14 @@ enum class JobState {
     Cancelled,  ///< stopped by the user; retry() resumes it
 };
 
+/// A translated segment whose placeholders or markup differ from its source's
+/// (documents::check_placeholders).
+struct PlaceholderNote {
+    int segment = 0;      ///< 1-based, as the command line counts
+    QStringList missing;  ///< in the source, not in the translation ("**", "%s")
+    QStringList added;    ///< in the translation, not in the source
+};
+
 /// A snapshot of one row of the queue.
 struct DocumentJob {
     quint64 id = 0;             ///< unique within the state directory, increasing
@@ -65,6 +74,13 @@ struct DocumentJob {
     QString output_path;     ///< Done: the file written
     QString error;           ///< Failed: what went wrong, naming the file
     qint64 elapsed_ms = 0;   ///< time spent running, over all sessions
+    /// Done: how many segments may have lost (or gained) placeholders or markup, so that the
+    /// user looks at them; placeholder_notes describes the first few.
+    int placeholder_issues = 0;
+    QList<PlaceholderNote> placeholder_notes;
+    /// Done: entries the format marked for review with the source kept instead of translating
+    /// them (PO: "fuzzy").
+    int marked_for_review = 0;
     /// Estimate from this session's rate (Running rows with a segment done this session).
     std::optional<qint64> remaining_ms;
 };
@@ -188,8 +204,9 @@ class JobQueue : public QObject {
     void onLoaded(quint64 id, quint64 epoch, std::shared_ptr<Loaded> loaded);
     void submit(Job& job, const std::pair<bool, std::string>& key);
     void onOutcome(quint64 token, const JobOutcome& outcome);
-    void startWrite(Job& job);  // writes the output on the I/O thread
-    void onWritten(quint64 id, quint64 epoch, const QString& output, const QString& error);
+    struct Written;
+    void startWrite(Job& job);  // writes the output on the I/O thread, checks the translations
+    void onWritten(quint64 id, quint64 epoch, const Written& written);
     void setState(Job& job, JobState state);
     void fail(Job& job, const QString& message);
     void stopJob(Job& job);  // cancels its requests, ignores its pending I/O

@@ -40,6 +40,7 @@ struct FakeReply {
     /// > 0: instead of the translation, an "X" every this many ms until the client leaves.
     int trickle_ms = 0;
     std::string finish_reason = "stop";  ///< of the last chunk (or the whole answer)
+    std::string content;                 ///< non-empty: the answer, instead of the fake translation
 };
 
 /// The source segment of a prompt (its last paragraph) in upper case: the fake translation.
@@ -171,7 +172,7 @@ class FakeServer {
             return;
         }
         const std::string prompt = request["messages"][0]["content"].get<std::string>();
-        const std::string text = fake_translation(prompt);
+        const std::string text = reply.content.empty() ? fake_translation(prompt) : reply.content;
         if (!reply.stream) {
             --now_;
             nlohmann::json answer = {

@@ -5,6 +5,7 @@
 // request does not wait behind a document; a model reload and a restart of the window keep the
 // documents going.
 
+#include <QAbstractItemView>
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
@@ -19,9 +20,11 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <climits>
 #include <map>
 #include <memory>
@@ -33,6 +36,7 @@
 #include "documents/document.h"
 #include "gui_main.h"
 #include "job_queue.h"
+#include "live_panel.h"
 #include "main_window.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translation_engine.h"
@@ -187,6 +191,30 @@ class GatedEngine : public TranslationEngine {
     uint64_t next_id_ = 0;
     std::vector<Held> held_;
     std::map<uint64_t, uint64_t> inner_ids_;
+};
+
+// Answers each segment at once with its text in brackets, less the first "**" and the first
+// "%s": a model that drops markup and placeholders.
+class LossyEngine : public TranslationEngine {
+  public:
+    uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        std::string text = job.request.text;
+        for (const std::string drop : {"**", "%s"})
+            if (const auto at = text.find(drop); at != std::string::npos)
+                text.erase(at, drop.size());
+        JobOutcome outcome;
+        outcome.text = "[" + text + "]";
+        outcome.generated_tokens = 4;
+        callbacks.on_done(outcome);  // the queue takes it through its event loop
+        return ++next_id_;
+    }
+    void cancel(uint64_t) override {}
+    int max_in_flight() const override { return 1; }
+    EngineStatistics statistics() const override { return {}; }
+    const Translator* translator() const noexcept override { return nullptr; }
+
+  private:
+    std::atomic<uint64_t> next_id_{0};
 };
 
 std::shared_ptr<TranslationEngine> cpu_engine() {
@@ -508,6 +536,33 @@ class TestUiDocumentQueue : public QObject {
         QCOMPARE(read_bytes(w.queue().job(id)->output_path), expected_output(doc, "en", "zh"));
     }
 
+    // The live panel's time to first token and tokens/s count document segments too, not only
+    // what is typed.
+    void livePanelFollowsDocuments() {
+        const QString dir = freshDir();
+        const QString doc = dir + QStringLiteral("/notes.txt");
+        write_bytes(doc, lines_document(4));
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QVERIFY(w.controller.stats().ttft_history.isEmpty());
+        QCOMPARE(w.window->addDocuments({doc}), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(w.queue().pendingCount() == 0, kTimeout);
+        QCOMPARE(w.queue().jobs().front().state, JobState::Done);
+        QVERIFY(w.finished.isEmpty());  // nothing was typed
+        const EngineStats s = w.controller.stats();
+        QCOMPARE(s.finished_requests, quint64(4));  // one per segment
+        QCOMPARE(s.ttft_history.size(), 4);
+        QVERIFY(!s.tps_history.isEmpty());
+        QVERIFY(s.ttft_ms.last && *s.ttft_ms.last > 0);
+        QVERIFY(s.ttft_ms.p50 && s.tokens_per_s.p95);
+        LivePanel* panel = w.window->livePanel();
+        panel->refresh();
+        QVERIFY2(!panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")),
+                 qPrintable(panel->rowText(QStringLiteral("ttft"))));
+        QVERIFY2(!panel->rowText(QStringLiteral("tps")).startsWith(QStringLiteral("–")),
+                 qPrintable(panel->rowText(QStringLiteral("tps"))));
+    }
+
     void modelReloadAndRestartKeepDocumentsGoing() {
         const QString dir = freshDir();
         const QString doc = dir + QStringLiteral("/guide.txt");
@@ -542,6 +597,70 @@ class TestUiDocumentQueue : public QObject {
         QCOMPARE(read_bytes(again.queue().job(id)->output_path), expected_output(doc, "en", "zh"));
     }
 
+    // A written document whose translation lost markup or placeholders is not a clean "Done":
+    // the row says how many segments to check and names them in its tooltip, as the command
+    // line does, also after a restart.
+    void doneRowsShowLostPlaceholders() {
+        const QString dir = freshDir();
+        const QString md = dir + QStringLiteral("/readme.md");
+        const QString po = dir + QStringLiteral("/app.po");
+        const QString clean = dir + QStringLiteral("/clean.txt");
+        write_bytes(md, "# Settings\n\nOpen the **Settings** window and select a folder.\n");
+        write_bytes(po,
+                    "msgid \"\"\nmsgstr \"\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\n"
+                    "msgid \"Open file\"\nmsgstr \"\"\n\n"
+                    "#, c-format\nmsgid \"Copied %s\"\nmsgstr \"\"\n");
+        write_bytes(clean, "Open the file.\n");
+        const QString state = dir + QStringLiteral("/state");
+        {
+            JobQueue queue(state);
+            queue.setEngine(std::make_shared<LossyEngine>());
+            DocumentQueueView view(&queue);
+            view.setLanguages(QStringLiteral("en"), QStringLiteral("fr"));
+            QCOMPARE(view.addPaths({md, po, clean}).size(), 3);
+            QTRY_VERIFY_WITH_TIMEOUT(queue.pendingCount() == 0, kTimeout);
+            DocumentQueueModel* model = view.model();
+            auto cell = [&](int row, int role) {
+                return model->index(row, DocumentQueueModel::StateColumn).data(role);
+            };
+            for (int row = 0; row < 3; ++row)
+                QCOMPARE(model->job(row)->state, JobState::Done);
+            QVERIFY(
+                read_bytes(dir + QStringLiteral("/readme.fr.md")).contains("[Open the Settings**"));
+
+            // Markdown: the second segment lost one "**".
+            QCOMPARE(model->job(0)->placeholder_issues, 1);
+            const QString shown = cell(0, Qt::DisplayRole).toString();
+            QVERIFY2(shown.startsWith(QStringLiteral("Done → readme.fr.md, 1 segment")) &&
+                         shown.endsWith(QStringLiteral("may have lost placeholders or markup")),
+                     qPrintable(shown));
+            QVERIFY2(
+                cell(0, Qt::ToolTipRole).toString().contains(QStringLiteral("segment 2: lost **")),
+                qPrintable(cell(0, Qt::ToolTipRole).toString()));
+            QVERIFY(cell(0, Qt::DecorationRole).isValid());
+            // PO: the entry that lost %s is kept fuzzy with its source, and counted.
+            QCOMPARE(model->job(1)->marked_for_review, 1);
+            QCOMPARE(model->job(1)->placeholder_issues, 1);
+            QVERIFY2(cell(1, Qt::DisplayRole).toString().contains(QStringLiteral("fuzzy")),
+                     qPrintable(cell(1, Qt::DisplayRole).toString()));
+            QVERIFY(cell(1, Qt::ToolTipRole).toString().contains(QStringLiteral("lost %s")));
+            QVERIFY(read_bytes(dir + QStringLiteral("/app.fr.po")).contains("c-format, fuzzy"));
+            // A clean translation is a plain "Done".
+            QCOMPARE(model->job(2)->placeholder_issues, 0);
+            QCOMPARE(cell(2, Qt::DisplayRole).toString(), QStringLiteral("Done → clean.fr.txt"));
+            QVERIFY(!cell(2, Qt::DecorationRole).isValid());
+        }
+        JobQueue again(state);  // the findings are saved with the row
+        const QList<DocumentJob> rows = again.jobs();
+        QCOMPARE(rows.size(), 3);
+        QCOMPARE(rows[0].placeholder_issues, 1);
+        QCOMPARE(rows[0].placeholder_notes.size(), 1);
+        QCOMPARE(rows[0].placeholder_notes[0].segment, 2);
+        QCOMPARE(rows[0].placeholder_notes[0].missing, QStringList{QStringLiteral("**")});
+        QCOMPARE(rows[1].marked_for_review, 1);
+        QVERIFY(DocumentQueueModel::checksText(rows[0]).contains(QStringLiteral("segment 2")));
+    }
+
     void untrainedPairsAreMarked() {
         const QString dir = freshDir();
         const QString a = dir + QStringLiteral("/a.txt"), b = dir + QStringLiteral("/b.txt");
@@ -571,6 +690,52 @@ class TestUiDocumentQueue : public QObject {
         QVERIFY(!tip(1).contains(QStringLiteral("English and")));
         model->setTrainedLanguages({});
         QVERIFY(!icon(0).isValid());
+    }
+
+    // Nothing is cut where it need not be: the languages column fits its text (with the warning
+    // icon), rows of one file name from different folders say which folder, and the tooltips
+    // have the whole of it.
+    void columnsShowTheirText() {
+        const QString dir = freshDir();
+        const QString a = dir + QStringLiteral("/one/notes.txt");
+        const QString b = dir + QStringLiteral("/two/notes.txt");
+        const QString c = dir + QStringLiteral("/c.txt");
+        for (const QString& path : {a, b, c})
+            write_bytes(path, lines_document(1));
+        JobQueue queue(dir + QStringLiteral("/state"));  // no engine: the rows stay queued
+        DocumentQueueView view(&queue);
+        view.resize(1100, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        DocumentQueueModel* model = view.model();
+        model->setTrainedLanguages({"zh", "de"});
+        view.setLanguages(QStringLiteral("zh-Hant"), QStringLiteral("bo"));
+        QCOMPARE(view.addPaths({a, b}).size(), 2);
+        view.setLanguages(QStringLiteral("en"), QStringLiteral("zh"));
+        QCOMPARE(view.addPaths({c}).size(), 1);
+
+        auto text = [&](int row, int column, int role = Qt::DisplayRole) {
+            return model->index(row, column).data(role).toString();
+        };
+        QCOMPARE(text(0, DocumentQueueModel::FileColumn), QStringLiteral("notes.txt (in one)"));
+        QCOMPARE(text(1, DocumentQueueModel::FileColumn), QStringLiteral("notes.txt (in two)"));
+        QCOMPARE(text(2, DocumentQueueModel::FileColumn), QStringLiteral("c.txt"));
+        QVERIFY(text(0, DocumentQueueModel::FileColumn, Qt::ToolTipRole).contains(a));
+
+        const QString languages = text(0, DocumentQueueModel::LanguagesColumn);
+        QCOMPARE(languages, QStringLiteral("Traditional Chinese → Tibetan"));
+        QVERIFY(
+            text(0, DocumentQueueModel::LanguagesColumn, Qt::ToolTipRole).startsWith(languages));
+        QTableView* table = view.table();
+        QTRY_VERIFY(table->columnWidth(DocumentQueueModel::LanguagesColumn) >=
+                    static_cast<QAbstractItemView*>(table)->sizeHintForColumn(
+                        DocumentQueueModel::LanguagesColumn));
+        QVERIFY(table->columnWidth(DocumentQueueModel::LanguagesColumn) >
+                table->fontMetrics().horizontalAdvance(languages) + 16);  // and the icon
+
+        // One of the two gone: the other is plain again.
+        queue.remove(model->jobId(0));
+        QCOMPARE(text(0, DocumentQueueModel::FileColumn), QStringLiteral("notes.txt"));
     }
 
     void formatDuration() {

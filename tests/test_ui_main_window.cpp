@@ -7,11 +7,13 @@
 #include <QApplication>
 #include <QChartView>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QCompleter>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QHBoxLayout>
 #include <QInputMethodEvent>
 #include <QLabel>
 #include <QLineEdit>
@@ -45,6 +47,7 @@
 #include "mtdesk/model/model_dir.h"
 #include "mtdesk/quant/tiers.h"
 #include "mtdesk/translate/languages.h"
+#include "mtdesk/translate/prompt.h"
 #include "mtdesk/translate/translator.h"
 #include "settings.h"
 #include "settings_dialog.h"
@@ -58,9 +61,10 @@ namespace {
 const QString kModel = QStringLiteral(MTDESK_TEST_DATA_DIR "/models/hunyuan-gqa-alpha");
 constexpr int kTimeout = 60000;
 
-// What the engine itself gives for one segment with greedy decoding; nullopt when the engine
-// throws. (The fixture's random weights sometimes pick an id past the tokenizer's last token,
-// which the engine reports as an error.)
+// What the engine itself gives for one segment with greedy decoding, on one line as the window
+// shows a line's translation (single_line); nullopt when the engine throws. (The fixture's random
+// weights sometimes pick an id past the tokenizer's last token, which the engine reports as an
+// error.)
 std::optional<QString> reference_translation(const QString& text, const char* from,
                                              const char* to) {
     static std::unique_ptr<Translator> translator = Translator::open_cpu(kModel.toStdString());
@@ -71,7 +75,7 @@ std::optional<QString> reference_translation(const QString& text, const char* fr
     TranslateOptions options;
     options.sampling = SamplingParams::greedy_decoding();
     try {
-        return QString::fromStdString(translator->translate(request, options).text);
+        return QString::fromStdString(single_line(translator->translate(request, options).text));
     } catch (const std::exception&) {
         return std::nullopt;
     }
@@ -285,7 +289,10 @@ class TestUiMainWindow : public QObject {
         // A long request (many lines), superseded once it is running.
         const QString line = sample("en", "de", kSentences);
         QVERIFY(!line.isEmpty());
-        const QStringList lines(40, line);
+        // Distinct lines: a repeated one would come from the line cache at once.
+        QStringList lines;
+        for (int i = 1; i <= 40; ++i)
+            lines << QStringLiteral("%1 (%2)").arg(line).arg(i);
         const quint64 stale =
             controller.translate(lines.join('\n'), QStringLiteral("en"), QStringLiteral("de"));
         QTRY_VERIFY_WITH_TIMEOUT(partial.contains(stale), kTimeout);  // it is running
@@ -318,7 +325,10 @@ class TestUiMainWindow : public QObject {
         Window w;
         QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
         // Long enough to be still running when the edit's debounce ends.
-        const QStringList lines(300, sample("en", "zh", kSentences));
+        // Distinct lines: a repeated one would come from the line cache at once.
+        QStringList lines;
+        for (int i = 1; i <= 300; ++i)
+            lines << QStringLiteral("%1 (%2)").arg(sample("en", "zh", kSentences)).arg(i);
         w.window->sourceEdit()->setPlainText(lines.join('\n'));
         w.window->translateNow();
         const quint64 stale = w.controller.latestRequestId();
@@ -456,6 +466,45 @@ class TestUiMainWindow : public QObject {
         QVERIFY(!warning->isHidden());
     }
 
+    // A text is not sent to the model for its own language: a pair picked equal gets no
+    // translation, a text detected to be in the target language is its own result, and the
+    // banner says which instead of warning of a poor translation.
+    void sameLanguageIsNotTranslated() {
+        Window w(QStringLiteral("en"), QStringLiteral("en"));
+        w.window->loadModel(QStringLiteral(MTDESK_DEMO_MODEL_DIR));  // knows its pairs
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QLabel* banner = w.window->pairWarning();
+        const QString english = QStringLiteral(
+            "The file could not be saved because the disk is full. Free some space and try "
+            "again.");
+        w.window->sourceEdit()->setPlainText(english);
+        w.window->translateNow();
+        QVERIFY(!w.controller.busy());  // nothing was queued
+        QCOMPARE(w.window->targetEdit()->toPlainText(), QString());
+        QVERIFY(!banner->isHidden());
+        QVERIFY2(banner->text().contains(QStringLiteral("both English")),
+                 qPrintable(banner->text()));
+        QVERIFY(!banner->text().contains(QStringLiteral("poor translation")));
+
+        // Detect finds English, the target language: the text is shown as it is.
+        w.window->sourcePicker()->setCurrentCode(QString());
+        w.window->translateNow();
+        QVERIFY(!w.controller.busy());
+        QCOMPARE(w.window->sourcePicker()->detected(), QStringLiteral("en"));
+        QCOMPARE(w.window->targetEdit()->toPlainText(), english);
+        QCOMPARE(w.window->translation(), english);
+        QVERIFY2(banner->text().contains(QStringLiteral("already in English")),
+                 qPrintable(banner->text()));
+
+        // Another target: translated, and the banner goes.
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("de"));
+        QVERIFY(banner->isHidden());
+        w.window->translateNow();
+        QVERIFY(w.controller.busy());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.finished.isEmpty(), kTimeout);
+        QVERIFY(w.window->translation() != english);
+    }
+
     // Keyboard use: typing starts in the text pane, each menu's Alt letters are distinct and
     // the document table lets Tab leave it.
     void keyboard() {
@@ -577,6 +626,59 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(picker->count(), 39);
     }
 
+    // A typed code takes its language even where another entry's text starts with it: "de" on
+    // the source side while it shows "Detect: English", "tr" (Turkish) on the target side,
+    // where "Traditional Chinese" starts with "tr". A click selects the text, so that typing
+    // replaces it.
+    void typedCodeBeatsItemsStartingWithIt() {
+        QWidget host;
+        auto* source = new LanguagePicker(true, &host);
+        auto* target = new LanguagePicker(false, &host);
+        auto* layout = new QHBoxLayout(&host);
+        layout->addWidget(source);
+        layout->addWidget(target);
+        host.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&host));
+        host.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&host));
+
+        QVERIFY(source->setCurrentCode(QString()));
+        source->setDetected(QStringLiteral("en"));
+        QCOMPARE(source->currentText(), QStringLiteral("Detect: English"));
+        source->lineEdit()->setFocus();
+        source->lineEdit()->selectAll();
+        QTest::keyClicks(source->lineEdit(), QStringLiteral("de"));
+        QAbstractItemView* popup = source->completer()->popup();
+        QVERIFY(popup->isVisible());
+        QCOMPARE(popup->currentIndex().data(CodeRole).toString(), QStringLiteral("de"));
+        QTest::keyClick(popup, Qt::Key_Return);  // the popup has the keyboard while shown
+        QCOMPARE(source->currentCode(), QStringLiteral("de"));
+        QCOMPARE(source->lineEdit()->text(), source->itemText(source->currentIndex()));
+
+        QVERIFY(target->setCurrentCode(QStringLiteral("zh")));
+        target->lineEdit()->setFocus();
+        target->lineEdit()->selectAll();
+        QTest::keyClicks(target->lineEdit(), QStringLiteral("tr"));
+        QTest::keyClick(target->completer()->popup(), Qt::Key_Return);
+        QCOMPARE(target->currentCode(), QStringLiteral("tr"));
+
+        // A click into a picker that does not have the focus selects all its text.
+        QVERIFY(target->setCurrentCode(QStringLiteral("zh")));
+        source->lineEdit()->setFocus();
+        QTest::mouseClick(target->lineEdit(), Qt::LeftButton, {},
+                          target->lineEdit()->rect().center());
+        QVERIFY(target->lineEdit()->hasFocus());
+        QCOMPARE(target->lineEdit()->selectedText(), target->currentText());
+        QTest::keyClicks(target->lineEdit(), QStringLiteral("Tibetan"));
+        QCOMPARE(target->lineEdit()->text(), QStringLiteral("Tibetan"));
+        QTest::keyClick(target->completer()->popup(), Qt::Key_Return);
+        QCOMPARE(target->currentCode(), QStringLiteral("bo"));
+        // A second click places the cursor as usual.
+        QTest::mouseClick(target->lineEdit(), Qt::LeftButton, {},
+                          target->lineEdit()->rect().center());
+        QVERIFY(!target->lineEdit()->hasSelectedText());
+    }
+
     // No seed chosen means a random one per translation; a chosen seed is kept; the dialog
     // shows "Random" for none and keeps it so when accepted.
     void seedRandomUnlessChosen() {
@@ -674,6 +776,22 @@ class TestUiMainWindow : public QObject {
         QCOMPARE(QDir(Settings().modelDirectory()), QDir(kModel));
         QVERIFY(Settings().int8KvCache());
         QCOMPARE(Settings().cpuTier(), QStringLiteral("int8"));
+    }
+
+    // The CPU tier choices show whole; the automatic rule is in the tooltip.
+    void cpuTierChoicesShowWhole() {
+        Settings settings;
+        SettingsDialog dialog(settings);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        auto* combo = dialog.findChild<QComboBox*>(QStringLiteral("cpuTierCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->itemData(0).toString(), QStringLiteral("auto"));
+        QVERIFY(combo->itemData(0, Qt::ToolTipRole).toString().contains(QStringLiteral("int4")));
+        for (int i = 0; i < combo->count(); ++i)
+            QVERIFY2(combo->fontMetrics().horizontalAdvance(combo->itemText(i)) <
+                         combo->width() - 30,  // the frame and the arrow
+                     qPrintable(combo->itemText(i)));
     }
 
     void chineseUi() {

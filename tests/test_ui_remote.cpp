@@ -34,6 +34,7 @@
 #include "main_window.h"
 #include "mtdesk/translate/languages.h"
 #include "mtdesk/translate/translator.h"
+#include "remote_fake_server.h"
 #include "remote_serve_process.h"
 #include "settings.h"
 #include "settings_dialog.h"
@@ -298,6 +299,101 @@ class TestUiRemote : public QObject {
         QVERIFY(!panel.rowVisible(QStringLiteral("latency")));
         QVERIFY(!panel.rowVisible(QStringLiteral("servers")));
         QCOMPARE(panel.rowText(QStringLiteral("device")), QStringLiteral("CPU"));
+    }
+
+    // A model that puts line breaks inside a line's translation: the result keeps one line per
+    // source line, while it streams and at the end (as documents and the command line do).
+    void lineBreaksInALinesTranslationBecomeSpaces() {
+        test::FakeServer server([](const nlohmann::json&, int) {
+            test::FakeReply reply;
+            reply.content = "ERSTE\n\nZEILE";  // streamed as "ERST", "E\n\nZ", "EILE"
+            return reply;
+        });
+        QVERIFY(server.valid());
+        TranslationController controller;
+        controller.useServers(
+            {{QString::fromStdString(server.url())}, QStringLiteral("fake-model"), QString(), 1});
+        QTRY_COMPARE_WITH_TIMEOUT(controller.state(), TranslationController::State::Ready,
+                                  kTimeout);
+        QSignalSpy finished(&controller, &TranslationController::translationFinished);
+        QSignalSpy partial(&controller, &TranslationController::partialTranslation);
+        controller.translate(QStringLiteral("one\ntwo\n\n  three"), QStringLiteral("en"),
+                             QStringLiteral("de"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+        QCOMPARE(finished.at(0).at(1).toString(),
+                 QStringLiteral("ERSTE ZEILE\nERSTE ZEILE\n\n  ERSTE ZEILE"));
+        QVERIFY(partial.count() >= 3);
+        for (const QList<QVariant>& p : partial) {
+            const QString text = p.at(1).toString();
+            QVERIFY2(
+                !text.contains(QStringLiteral("ERSTE\n")) && !text.contains(QStringLiteral("\nZ")),
+                qPrintable(text));
+            QVERIFY2(text.count(QLatin1Char('\n')) <= 3, qPrintable(text));
+        }
+    }
+
+    // An edit sends only the lines that changed: adding a line to 200 translated ones sends
+    // that line, and the others come back as they were, also while the new one streams. Another
+    // target language or other options translate again.
+    void unchangedLinesAreNotSentAgain() {
+        test::FakeServer server([](const nlohmann::json&, int) { return test::FakeReply{}; });
+        QVERIFY(server.valid());
+        TranslationController controller;
+        TranslationOptions options;
+        options.mode = SamplingMode::Greedy;
+        controller.setOptions(options);
+        controller.useServers(
+            {{QString::fromStdString(server.url())}, QStringLiteral("fake-model"), QString(), 1});
+        QTRY_COMPARE_WITH_TIMEOUT(controller.state(), TranslationController::State::Ready,
+                                  kTimeout);
+        QSignalSpy finished(&controller, &TranslationController::translationFinished);
+        QSignalSpy partial(&controller, &TranslationController::partialTranslation);
+        QStringList lines, expected;
+        for (int i = 1; i <= 200; ++i) {
+            lines << QStringLiteral("line %1").arg(i);
+            expected << QStringLiteral("LINE %1").arg(i);
+        }
+        const QString text = lines.join(QLatin1Char('\n'));
+        controller.translate(text, QStringLiteral("en"), QStringLiteral("de"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+        QCOMPARE(finished.at(0).at(1).toString(), expected.join(QLatin1Char('\n')));
+        QCOMPARE(server.chatCalls(), 200);
+
+        partial.clear();
+        const quint64 id = controller.translate(QStringLiteral("a new line\n") + text,
+                                                QStringLiteral("en"), QStringLiteral("de"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kTimeout);
+        QCOMPARE(finished.at(1).at(1).toString(),
+                 QStringLiteral("A NEW LINE\n") + expected.join(QLatin1Char('\n')));
+        QCOMPARE(server.chatCalls(), 201);
+        const std::string prompt =
+            server.requests().back()["messages"][0]["content"].get<std::string>();
+        QVERIFY2(QString::fromStdString(prompt).endsWith(QStringLiteral("\n\na new line")),
+                 prompt.c_str());
+        const RequestStats stats = finished.at(1).at(2).value<RequestStats>();
+        QCOMPARE(stats.segments, 1);
+        QCOMPARE(stats.cached_lines, 200);
+        // While the new line streamed, the lines after it stayed in place.
+        QVERIFY(!partial.isEmpty());
+        QCOMPARE(partial.first().at(0).toULongLong(), id);
+        QVERIFY2(partial.first().at(1).toString().endsWith(QStringLiteral("\nLINE 200")),
+                 qPrintable(partial.first().at(1).toString().left(80)));
+
+        // The same line again in the text: sent once.
+        controller.translate(QStringLiteral("line 1\nline 1\nother"), QStringLiteral("en"),
+                             QStringLiteral("de"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, kTimeout);
+        QCOMPARE(finished.at(2).at(1).toString(), QStringLiteral("LINE 1\nLINE 1\nOTHER"));
+        QCOMPARE(server.chatCalls(), 202);
+
+        // Another language pair is another translation; so is any change of the options.
+        controller.translate(QStringLiteral("line 1"), QStringLiteral("en"), QStringLiteral("fr"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 4, kTimeout);
+        QCOMPARE(server.chatCalls(), 203);
+        controller.setOptions(options);
+        controller.translate(QStringLiteral("line 1"), QStringLiteral("en"), QStringLiteral("fr"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 5, kTimeout);
+        QCOMPARE(server.chatCalls(), 204);
     }
 
     void windowUsesTheServers() {

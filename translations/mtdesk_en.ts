@@ -321,6 +321,58 @@ http://gpu2:8000</translation>
         <source>This model was trained to translate between English and %1 only: expect a poor translation.</source>
         <translation>This model was trained to translate between English and %1 only: expect a poor translation.</translation>
     </message>
+    <message>
+        <source>%1 (in %2)</source>
+        <translation>%1 (in %2)</translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n segments may have lost placeholders or markup</source>
+        <translation>
+            <numerusform>, %n segment may have lost placeholders or markup</numerusform>
+            <numerusform>, %n segments may have lost placeholders or markup</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n entries marked fuzzy for review</source>
+        <translation>
+            <numerusform>, %n entry marked fuzzy for review</numerusform>
+            <numerusform>, %n entries marked fuzzy for review</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>These segments&apos; placeholders or markup differ from the source; check them in the translation:</source>
+        <translation>These segments&apos; placeholders or markup differ from the source; check them in the translation:</translation>
+    </message>
+    <message>
+        <source>lost %1</source>
+        <translation>lost %1</translation>
+    </message>
+    <message>
+        <source>added %1</source>
+        <translation>added %1</translation>
+    </message>
+    <message>
+        <source>segment %1: %2</source>
+        <translation>segment %1: %2</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>, </translation>
+    </message>
+    <message numerus="yes">
+        <source>and %n more</source>
+        <translation>
+            <numerusform>and %n more</numerusform>
+            <numerusform>and %n more</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n entries are marked fuzzy with the source text kept: the translation was empty, or changed placeholders or line breaks.</source>
+        <translation>
+            <numerusform>%n entry is marked fuzzy with the source text kept: the translation was empty, or changed placeholders or line breaks.</numerusform>
+            <numerusform>%n entries are marked fuzzy with the source text kept: the translation was empty, or changed placeholders or line breaks.</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::DocumentQueueView</name>
@@ -809,6 +861,18 @@ http://gpu2:8000</translation>
             <numerusform>Translating documents (%n to go)…</numerusform>
         </translation>
     </message>
+    <message>
+        <source>The source and the target language are both %1, so there is nothing to translate. Choose another target language.</source>
+        <translation>The source and the target language are both %1, so there is nothing to translate. Choose another target language.</translation>
+    </message>
+    <message>
+        <source>The text is already in %1 (detected), so it is shown unchanged. Choose its language as the source if it was detected wrongly.</source>
+        <translation>The text is already in %1 (detected), so it is shown unchanged. Choose its language as the source if it was detected wrongly.</translation>
+    </message>
+    <message>
+        <source>Unchanged lines, as translated before</source>
+        <translation>Unchanged lines, as translated before</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -962,16 +1026,24 @@ http://gpu2:8000</translation>
         <translation>CPU</translation>
     </message>
     <message>
-        <source>Automatic (fp32 when it fits in memory, else int8, else int4)</source>
-        <translation>Automatic (fp32 when it fits in memory, else int8, else int4)</translation>
-    </message>
-    <message>
         <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in the CPU tier chosen. The GPU rows show what each tier would need.</source>
         <translation>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in the CPU tier chosen. The GPU rows show what each tier would need.</translation>
     </message>
     <message>
         <source>%1 (CPU)</source>
         <translation>%1 (CPU)</translation>
+    </message>
+    <message>
+        <source>Automatic</source>
+        <translation>Automatic</translation>
+    </message>
+    <message>
+        <source>fp32 when it fits in memory, else int8, else int4</source>
+        <translation>fp32 when it fits in memory, else int8, else int4</translation>
+    </message>
+    <message>
+        <source>Automatic: fp32 when it fits in memory, else int8, else int4</source>
+        <translation>Automatic: fp32 when it fits in memory, else int8, else int4</translation>
     </message>
 </context>
 <context>

@@ -321,6 +321,54 @@ http://gpu2:8000</translation>
         <source>This model was trained to translate between English and %1 only: expect a poor translation.</source>
         <translation>此模型只学过英语与%1之间的翻译：译文质量可能很差。</translation>
     </message>
+    <message>
+        <source>%1 (in %2)</source>
+        <translation>%1（位于 %2）</translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n segments may have lost placeholders or markup</source>
+        <translation>
+            <numerusform>，%n 个片段可能丢失了占位符或标记</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>, %n entries marked fuzzy for review</source>
+        <translation>
+            <numerusform>，%n 个条目已标记为 fuzzy 待审核</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>These segments&apos; placeholders or markup differ from the source; check them in the translation:</source>
+        <translation>以下片段的占位符或标记与原文不一致，请在译文中检查：</translation>
+    </message>
+    <message>
+        <source>lost %1</source>
+        <translation>丢失 %1</translation>
+    </message>
+    <message>
+        <source>added %1</source>
+        <translation>多出 %1</translation>
+    </message>
+    <message>
+        <source>segment %1: %2</source>
+        <translation>片段 %1：%2</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message numerus="yes">
+        <source>and %n more</source>
+        <translation>
+            <numerusform>另有 %n 个</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n entries are marked fuzzy with the source text kept: the translation was empty, or changed placeholders or line breaks.</source>
+        <translation>
+            <numerusform>%n 个条目已标记为 fuzzy 并保留原文：译文为空，或改变了占位符或换行。</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::DocumentQueueView</name>
@@ -802,6 +850,18 @@ http://gpu2:8000</translation>
             <numerusform>正在翻译文档（还剩 %n 个）…</numerusform>
         </translation>
     </message>
+    <message>
+        <source>The source and the target language are both %1, so there is nothing to translate. Choose another target language.</source>
+        <translation>源语言和目标语言都是%1，无需翻译。请选择其他目标语言。</translation>
+    </message>
+    <message>
+        <source>The text is already in %1 (detected), so it is shown unchanged. Choose its language as the source if it was detected wrongly.</source>
+        <translation>检测到文本已是%1，因此按原样显示。如果检测有误，请将其实际语言选为源语言。</translation>
+    </message>
+    <message>
+        <source>Unchanged lines, as translated before</source>
+        <translation>各行未改动，沿用之前的译文</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -952,16 +1012,24 @@ http://gpu2:8000</translation>
         <translation>CPU</translation>
     </message>
     <message>
-        <source>Automatic (fp32 when it fits in memory, else int8, else int4)</source>
-        <translation>自动（内存足够时用 fp32，否则 int8，再否则 int4）</translation>
-    </message>
-    <message>
         <source>No GPU found (or this build has no CUDA engine): the CPU engine runs the model in the CPU tier chosen. The GPU rows show what each tier would need.</source>
         <translation>未找到 GPU（或此版本没有 CUDA 引擎）：CPU 引擎以所选的 CPU 精度档运行模型。GPU 各行显示每个精度档所需的内存。</translation>
     </message>
     <message>
         <source>%1 (CPU)</source>
         <translation>%1（CPU）</translation>
+    </message>
+    <message>
+        <source>Automatic</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>fp32 when it fits in memory, else int8, else int4</source>
+        <translation>内存足够时用 fp32，否则 int8，再否则 int4</translation>
+    </message>
+    <message>
+        <source>Automatic: fp32 when it fits in memory, else int8, else int4</source>
+        <translation>自动：内存足够时用 fp32，否则 int8，再否则 int4</translation>
     </message>
 </context>
 <context>

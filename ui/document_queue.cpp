@@ -128,6 +128,19 @@ class ProgressDelegate : public QStyledItemDelegate {
     }
 };
 
+// Cut at the end: a message reads from its start (the whole of it is the tooltip), where the
+// table cuts names in the middle to keep their extension.
+class ElideRightDelegate : public QStyledItemDelegate {
+  public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+  protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideRight;
+    }
+};
+
 // The row's buttons, drawn in the cell; a click triggers the action.
 class ActionsDelegate : public QStyledItemDelegate {
   public:
@@ -240,16 +253,20 @@ QString format_duration(qint64 ms) {
 
 DocumentQueueModel::DocumentQueueModel(JobQueue* queue, QObject* parent)
     : QAbstractTableModel(parent), queue_(queue), tick_(new QTimer(this)) {
-    for (const DocumentJob& job : queue_->jobs())
+    for (const DocumentJob& job : queue_->jobs()) {
         ids_.append(job.id);
+        countName(job.id, +1);
+    }
     connect(queue_, &JobQueue::jobAdded, this, [this](quint64 id) {
         beginInsertRows({}, static_cast<int>(ids_.size()), static_cast<int>(ids_.size()));
         ids_.append(id);
         endInsertRows();
+        countName(id, +1);
     });
     connect(queue_, &JobQueue::jobRemoved, this, [this](quint64 id) {
         const int row = rowOf(id);
         if (row < 0) return;
+        countName(id, -1);
         beginRemoveRows({}, row, row);
         ids_.removeAt(row);
         endRemoveRows();
@@ -258,6 +275,32 @@ DocumentQueueModel::DocumentQueueModel(JobQueue* queue, QObject* parent)
     tick_->setInterval(kTickMs);
     connect(tick_, &QTimer::timeout, this, &DocumentQueueModel::tick);
     tick_->start();
+}
+
+void DocumentQueueModel::countName(quint64 id, int delta) {
+    // Kept by id: a removed row is gone from the queue when it says so.
+    if (delta > 0) {
+        const std::optional<DocumentJob> j = queue_->job(id);
+        if (!j) return;
+        nameOf_.insert(id, file_name(j->source_path));
+    }
+    const auto it = nameOf_.constFind(id);
+    if (it == nameOf_.constEnd()) return;
+    int& n = names_[*it];
+    n += delta;
+    if (delta < 0) nameOf_.remove(id);
+    // A name that becomes shared, or unique again, changes how the rows with it are shown.
+    if ((n == 2 && delta > 0) || (n == 1 && delta < 0))
+        if (!ids_.isEmpty())
+            emit dataChanged(index(0, FileColumn), index(rowCount() - 1, FileColumn));
+}
+
+QString DocumentQueueModel::fileText(const DocumentJob& job) const {
+    const QString name = file_name(job.source_path);
+    // Rows of one name from different folders: the folder tells them apart.
+    if (names_.value(name) > 1)
+        return tr("%1 (in %2)").arg(name, QFileInfo(job.source_path).dir().dirName());
+    return name;
 }
 
 int DocumentQueueModel::rowCount(const QModelIndex& parent) const {
@@ -311,8 +354,16 @@ QString DocumentQueueModel::stateText(const DocumentJob& job) {
             if (job.segments_total == 0) return tr("Reading…");
             if (job.segments_done == job.segments_total) return tr("Writing…");
             return tr("Translating");
-        case JobState::Done:
-            return tr("Done → %1").arg(file_name(job.output_path));
+        case JobState::Done: {
+            QString text = tr("Done → %1").arg(file_name(job.output_path));
+            // The checks the command line reports: a written file is not necessarily a clean one.
+            if (job.placeholder_issues > 0)
+                text += tr(", %n segments may have lost placeholders or markup", nullptr,
+                           job.placeholder_issues);
+            if (job.marked_for_review > 0)
+                text += tr(", %n entries marked fuzzy for review", nullptr, job.marked_for_review);
+            return text;
+        }
         case JobState::Failed: {
             // The file column names the file: the message starts with its name, not its path.
             QString message = job.error;
@@ -326,6 +377,36 @@ QString DocumentQueueModel::stateText(const DocumentJob& job) {
             return tr("Cancelled");
     }
     return {};
+}
+
+bool DocumentQueueModel::needsReview(const DocumentJob& job) {
+    return job.state == JobState::Done && (job.placeholder_issues > 0 || job.marked_for_review > 0);
+}
+
+QString DocumentQueueModel::checksText(const DocumentJob& job) {
+    QStringList lines = {stateText(job)};
+    if (job.placeholder_issues > 0) {
+        lines << tr(
+            "These segments' placeholders or markup differ from the source; check them "
+            "in the translation:");
+        for (const app::PlaceholderNote& note : job.placeholder_notes) {
+            QStringList what;
+            if (!note.missing.isEmpty())
+                what << tr("lost %1").arg(note.missing.join(QStringLiteral(" ")));
+            if (!note.added.isEmpty())
+                what << tr("added %1").arg(note.added.join(QStringLiteral(" ")));
+            lines << tr("segment %1: %2").arg(note.segment).arg(what.join(tr(", ")));
+        }
+        if (job.placeholder_issues > job.placeholder_notes.size())
+            lines << tr("and %n more", nullptr,
+                        job.placeholder_issues - static_cast<int>(job.placeholder_notes.size()));
+    }
+    if (job.marked_for_review > 0)
+        lines << tr(
+            "%n entries are marked fuzzy with the source text kept: the translation was "
+            "empty, or changed placeholders or line breaks.",
+            nullptr, job.marked_for_review);
+    return lines.join(QLatin1Char('\n'));
 }
 
 void DocumentQueueModel::setTrainedLanguages(std::vector<std::string> languages) {
@@ -361,7 +442,7 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (column) {
             case FileColumn:
-                return file_name(j->source_path);
+                return fileText(*j);
             case LanguagesColumn:
                 return languagesText(*j);
             case ProgressColumn:
@@ -389,9 +470,10 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
                            ? j->source_path
                            : tr("%1\n→ %2").arg(j->source_path, j->output_path);
             case LanguagesColumn: {
-                QString tip = tr("%1 → %2").arg(
-                    j->source_language.isEmpty() ? j->detected_language : j->source_language,
-                    j->target_language);
+                QString tip = languagesText(*j) + QLatin1Char('\n') +
+                              tr("%1 → %2").arg(j->source_language.isEmpty() ? j->detected_language
+                                                                             : j->source_language,
+                                                j->target_language);
                 if (untrainedPair(*j)) {
                     tip += QLatin1Char('\n') +
                            tr("This model was trained to translate between English and %1 only: "
@@ -401,7 +483,9 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
                 return tip;
             }
             case StateColumn:
-                return j->state == JobState::Failed ? j->error : stateText(*j);
+                if (j->state == JobState::Failed) return j->error;
+                if (j->state == JobState::Done) return checksText(*j);
+                return stateText(*j);
             case RemainingColumn:
                 return tr("Estimated from the rate so far");
             default:
@@ -409,6 +493,8 @@ QVariant DocumentQueueModel::data(const QModelIndex& index, int role) const {
         }
     }
     if (role == Qt::DecorationRole && column == LanguagesColumn && untrainedPair(*j))
+        return QApplication::style()->standardIcon(QStyle::SP_MessageBoxWarning);
+    if (role == Qt::DecorationRole && column == StateColumn && needsReview(*j))
         return QApplication::style()->standardIcon(QStyle::SP_MessageBoxWarning);
     if (role == Qt::ForegroundRole && column == StateColumn && j->state == JobState::Failed)
         return QColor(0xc0, 0x1c, 0x28);
@@ -464,6 +550,8 @@ DocumentQueueView::DocumentQueueView(JobQueue* queue, QWidget* parent)
                                      new ProgressDelegate(table_));
     table_->setItemDelegateForColumn(DocumentQueueModel::ActionsColumn,
                                      new ActionsDelegate(this, model_));
+    table_->setItemDelegateForColumn(DocumentQueueModel::StateColumn,
+                                     new ElideRightDelegate(table_));
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -484,8 +572,6 @@ DocumentQueueView::DocumentQueueView(JobQueue* queue, QWidget* parent)
     const QFontMetrics fm = table_->fontMetrics();
     table_->setColumnWidth(DocumentQueueModel::FileColumn,
                            fm.horizontalAdvance(QLatin1Char('x')) * 28);
-    table_->setColumnWidth(DocumentQueueModel::LanguagesColumn,
-                           fm.horizontalAdvance(QLatin1Char('x')) * 26);
     table_->setColumnWidth(DocumentQueueModel::ProgressColumn, 150);
     table_->setColumnWidth(DocumentQueueModel::ElapsedColumn,
                            std::max(fm.horizontalAdvance(tr("Elapsed")),
@@ -524,11 +610,30 @@ DocumentQueueView::DocumentQueueView(JobQueue* queue, QWidget* parent)
     layout->addLayout(bar);
     layout->addWidget(table_, 1);
 
+    // The languages are short and shown whole ("French (detected) → German", with the warning
+    // icon): the column grows to them as rows come and languages are detected.
+    fitLanguagesColumn();
+    connect(queue_, &JobQueue::jobAdded, this, &DocumentQueueView::fitLanguagesColumn);
+    connect(queue_, &JobQueue::jobChanged, this, &DocumentQueueView::fitLanguagesColumn);
+    connect(model_, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex& from, const QModelIndex& to) {
+                if (from.column() <= DocumentQueueModel::LanguagesColumn &&
+                    to.column() >= DocumentQueueModel::LanguagesColumn)
+                    fitLanguagesColumn();
+            });
     connect(queue_, &JobQueue::jobAdded, this, &DocumentQueueView::updateButtons);
     connect(queue_, &JobQueue::jobRemoved, this, &DocumentQueueView::updateButtons);
     connect(queue_, &JobQueue::jobChanged, this, &DocumentQueueView::updateButtons);
     updateButtons();
     updateLanguagesLabel();
+}
+
+void DocumentQueueView::fitLanguagesColumn() {
+    // Grows only: a width the user chose that shows more is kept. (The view measures the rows
+    // in sight, so this stays cheap for a long queue.)
+    const int column = DocumentQueueModel::LanguagesColumn;
+    const int needed = static_cast<QAbstractItemView*>(table_)->sizeHintForColumn(column);
+    if (table_->columnWidth(column) < needed) table_->setColumnWidth(column, needed);
 }
 
 void DocumentQueueView::setLanguages(const QString& from, const QString& to) {

@@ -6,6 +6,7 @@
 // Everything runs in app::JobQueue; this is only its view.
 
 #include <QAbstractTableModel>
+#include <QHash>
 #include <QList>
 #include <QTableView>
 #include <QUrl>
@@ -67,6 +68,11 @@ class DocumentQueueModel : public QAbstractTableModel {
 
     /// The state as shown: "Queued", "Translating", "Done → name", "Failed: message", ...
     static QString stateText(const app::DocumentJob& job);
+    /// A Done row whose checks found something: segments that may have lost placeholders or
+    /// markup, entries marked fuzzy.
+    static bool needsReview(const app::DocumentJob& job);
+    /// The state text followed by what the checks found, segment by segment (the tooltip).
+    static QString checksText(const app::DocumentJob& job);
     /// "English → Chinese", "English (detected) → Chinese", "Detect → Chinese".
     static QString languagesText(const app::DocumentJob& job);
 
@@ -80,9 +86,13 @@ class DocumentQueueModel : public QAbstractTableModel {
   private:
     void onChanged(quint64 id);
     void tick();
+    void countName(quint64 id, int delta);                // names_ as the row comes or goes
+    QString fileText(const app::DocumentJob& job) const;  // "a.txt", or "a.txt (in docs)"
 
     app::JobQueue* queue_;
-    QList<quint64> ids_;  // rows, in the queue's order
+    QList<quint64> ids_;              // rows, in the queue's order
+    QHash<QString, int> names_;       // rows per file name
+    QHash<quint64, QString> nameOf_;  // each row's file name
     std::vector<std::string> trained_;
     QTimer* tick_;
 };
@@ -145,6 +155,7 @@ class DocumentQueueView : public QWidget {
     QList<quint64> selectedIds() const;
     void updateButtons();
     void updateLanguagesLabel();
+    void fitLanguagesColumn();  // wide enough for the languages of the rows in sight
 
     app::JobQueue* queue_;
     DocumentQueueModel* model_;

@@ -3,6 +3,7 @@
 #include <QAbstractItemView>
 #include <QAbstractProxyModel>
 #include <QCompleter>
+#include <QFocusEvent>
 #include <QLineEdit>
 #include <QLocale>
 #include <QSignalBlocker>
@@ -25,6 +26,15 @@ QString display_text(const Language& l) {
     const QString native = qs(l.native_name);
     return native == name ? name : name + QStringLiteral(" · ") + native;
 }
+
+// Keeps the popup's current row on the filter's best match (its row 0). The stock completer
+// moves it to the first row whose text starts with what was typed, after every key, so "de" +
+// Enter took "Detect…" instead of German, whose code "de" matches exactly.
+class BestMatchCompleter : public QCompleter {
+  public:
+    using QCompleter::QCompleter;
+    QStringList splitPath(const QString&) const override { return {QString()}; }
+};
 
 }  // namespace
 
@@ -115,7 +125,7 @@ LanguagePicker::LanguagePicker(bool with_detect, QWidget* parent)
     filter_ = new LanguageFilterModel(this);
     filter_->setSourceModel(model_);
     filter_->sort(0);
-    completer_ = new QCompleter(filter_, this);
+    completer_ = new BestMatchCompleter(filter_, this);
     completer_->setCompletionMode(QCompleter::UnfilteredPopupCompletion);
     completer_->setCaseSensitivity(Qt::CaseInsensitive);
     completer_->setMaxVisibleItems(12);
@@ -123,6 +133,7 @@ LanguagePicker::LanguagePicker(bool with_detect, QWidget* parent)
     lineEdit()->setPlaceholderText(tr("Type a code or a name"));
     lineEdit()->setClearButtonEnabled(false);
 
+    lineEdit()->installEventFilter(this);
     connect(lineEdit(), &QLineEdit::textEdited, this, &LanguagePicker::onTextEdited);
     connect(completer_, qOverload<const QModelIndex&>(&QCompleter::activated), this,
             [this](const QModelIndex& index) {
@@ -142,6 +153,27 @@ LanguagePicker::LanguagePicker(bool with_detect, QWidget* parent)
     connect(lineEdit(), &QLineEdit::editingFinished, this, &LanguagePicker::restoreText);
     connect(this, &QComboBox::currentIndexChanged, this,
             [this](int) { emit languageChanged(currentCode()); });
+}
+
+// A click into the picker selects its text, so that typing replaces the language shown rather
+// than appending to it ("Chinese · 中文Tibetan" matches nothing). Done on the release: the press
+// that gave the focus also places the cursor. (The combo box has the focus for its line edit.)
+void LanguagePicker::focusInEvent(QFocusEvent* event) {
+    selectOnRelease_ = event->reason() == Qt::MouseFocusReason;
+    QComboBox::focusInEvent(event);
+}
+
+void LanguagePicker::focusOutEvent(QFocusEvent* event) {
+    selectOnRelease_ = false;
+    QComboBox::focusOutEvent(event);
+}
+
+bool LanguagePicker::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == lineEdit() && event->type() == QEvent::MouseButtonRelease && selectOnRelease_) {
+        selectOnRelease_ = false;
+        if (!lineEdit()->hasSelectedText()) lineEdit()->selectAll();  // unless dragged
+    }
+    return QComboBox::eventFilter(watched, event);
 }
 
 void LanguagePicker::onTextEdited(const QString& text) {

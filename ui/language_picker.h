@@ -65,6 +65,12 @@ class LanguagePicker : public QComboBox {
   signals:
     void languageChanged(const QString& code);
 
+  protected:
+    /// A click that gives the picker the focus selects its text (on the button's release).
+    void focusInEvent(QFocusEvent* event) override;
+    void focusOutEvent(QFocusEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
   private:
     void onTextEdited(const QString& text);
     void restoreText();
@@ -74,6 +80,7 @@ class LanguagePicker : public QComboBox {
     LanguageFilterModel* filter_;
     QCompleter* completer_;
     bool with_detect_;
+    bool selectOnRelease_ = false;  // the focus came with a mouse press
     QString detected_;
 };
 

@@ -422,6 +422,14 @@ void MainWindow::useTrainedLanguages(std::vector<std::string> languages) {
     updatePairWarning();
 }
 
+MainWindow::SameLanguage MainWindow::sameLanguage() const {
+    const Language* to = find_language(targetPicker_->currentCode().toStdString());
+    const QString picked = sourcePicker_->currentCode();
+    const QString from = picked.isEmpty() ? sourcePicker_->detected() : picked;
+    if (!to || from.isEmpty() || find_language(from.toStdString()) != to) return SameLanguage::No;
+    return picked.isEmpty() ? SameLanguage::Detected : SameLanguage::Picked;
+}
+
 void MainWindow::updatePairWarning() {
     const std::vector<std::string>& trained = documents_->model()->trainedLanguages();
     const QString toCode = targetPicker_->currentCode();
@@ -429,6 +437,19 @@ void MainWindow::updatePairWarning() {
     if (fromCode.isEmpty()) fromCode = sourcePicker_->detected();
     const Language* to = find_language(toCode.toStdString());
     const Language* from = fromCode.isEmpty() ? nullptr : find_language(fromCode.toStdString());
+    // Said instead of the training warning: there is nothing to translate.
+    if (const SameLanguage same = sameLanguage(); same != SameLanguage::No) {
+        pairWarning_->setText(
+            same == SameLanguage::Picked
+                ? tr("The source and the target language are both %1, so there is nothing to "
+                     "translate. Choose another target language.")
+                      .arg(language_display_name(toCode))
+                : tr("The text is already in %1 (detected), so it is shown unchanged. Choose "
+                     "its language as the source if it was detected wrongly.")
+                      .arg(language_display_name(toCode)));
+        pairWarning_->show();
+        return;
+    }
     if (!to || !app::untrained_pair(trained, from, *to)) {
         pairWarning_->hide();
         return;
@@ -455,6 +476,19 @@ void MainWindow::translateNow() {
         return;
     }
     updateDetected();
+    if (const SameLanguage same = sameLanguage(); same != SameLanguage::No) {
+        // Not for the model: it would only paraphrase. A text found to be in the target
+        // language already is its own result; a pair picked equal has none (the banner says
+        // why).
+        controller_.cancel();
+        requestId_ = 0;
+        translation_ = same == SameLanguage::Detected ? text : QString();
+        target_->setPlainText(translation_);
+        targetInfo_->clear();
+        copyButton_->setEnabled(!translation_.isEmpty());
+        onStateChanged();
+        return;
+    }
     requestId_ =
         controller_.translate(text, sourcePicker_->currentCode(), targetPicker_->currentCode());
     onStateChanged();
@@ -473,9 +507,12 @@ void MainWindow::onFinished(quint64 id, const QString& text, const RequestStats&
     translation_ = text;
     target_->setPlainText(text);
     copyButton_->setEnabled(!text.isEmpty());
-    targetInfo_->setText(tr("%1 ms to first token · %2 tokens/s")
-                             .arg(QLocale().toString(stats.ttft_ms, 'f', 0),
-                                  QLocale().toString(stats.tokens_per_s, 'f', 1)));
+    if (stats.segments == 0 && stats.cached_lines > 0)  // every line as translated before
+        targetInfo_->setText(tr("Unchanged lines, as translated before"));
+    else
+        targetInfo_->setText(tr("%1 ms to first token · %2 tokens/s")
+                                 .arg(QLocale().toString(stats.ttft_ms, 'f', 0),
+                                      QLocale().toString(stats.tokens_per_s, 'f', 1)));
     // Glossary terms the translation lacks: a note until the next translation.
     if (stats.missing_terms.isEmpty())
         statusBar()->clearMessage();

@@ -68,8 +68,9 @@ class MainWindow : public QMainWindow {
     /// a drop on the window does. Returns the number of rows added.
     int addDocuments(const QStringList& paths);
     QString statusText() const;
-    /// The warning that the chosen pair lies outside what the model was trained on (a model
-    /// that says so, as the bundled demo model does); hidden when the pair is fine.
+    /// The banner that source and target are the same language, or that the chosen pair lies
+    /// outside what the model was trained on (a model that says so, as the bundled demo model
+    /// does); hidden when the pair is fine.
     QLabel* pairWarning() const { return pairWarning_; }
     /// The last finished translation exactly as the engine gave it (what Copy copies; the pane
     /// shows it with line ends normalised).
@@ -100,6 +101,11 @@ class MainWindow : public QMainWindow {
     void updateDetected();
     /// Saves the pickers' languages and makes them the pair of new documents.
     void useChosenLanguages();
+    /// Whether the source (picked, or else detected) is the target language.
+    enum class SameLanguage { No, Picked, Detected };
+    SameLanguage sameLanguage() const;
+    /// The banner above the panes: source and target are the same language, or the pair lies
+    /// outside what the model was trained on; hidden otherwise.
     void updatePairWarning();
     /// What the model in use says it was trained on (app::trained_languages(); empty: nothing):
     /// kept by the document queue's model, which marks its rows; the warning follows.

@@ -106,8 +106,12 @@ SettingsDialog::SettingsDialog(Settings& settings, QWidget* parent)
         ui_->tierCombo->addItem(name, name);
     }
     ui_->tierCombo->setCurrentIndex(qMax(0, ui_->tierCombo->findData(settings.tier())));
-    ui_->cpuTierCombo->addItem(tr("Automatic (fp32 when it fits in memory, else int8, else int4)"),
-                               QStringLiteral("auto"));
+    // Short, so the combo shows it whole; the rule is the tooltip.
+    ui_->cpuTierCombo->addItem(tr("Automatic"), QStringLiteral("auto"));
+    ui_->cpuTierCombo->setItemData(0, tr("fp32 when it fits in memory, else int8, else int4"),
+                                   Qt::ToolTipRole);
+    ui_->cpuTierCombo->setToolTip(
+        tr("Automatic: fp32 when it fits in memory, else int8, else int4"));
     for (CpuTier t : all_cpu_tiers()) {
         const QString name = QString::fromLatin1(cpu_tier_name(t).data(), cpu_tier_name(t).size());
         ui_->cpuTierCombo->addItem(name, name);

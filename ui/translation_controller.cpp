@@ -11,6 +11,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
@@ -141,6 +142,90 @@ std::optional<int> gpu_index(const EngineChoice& choice) {
     return 0;
 }
 
+/// Figures of finished requests for the live panel, oldest first: typed requests (each whole)
+/// and document segments.
+struct Figures {
+    std::mutex m;
+    std::deque<double> ttft, tps;
+    quint64 finished = 0;
+
+    void add(double ttft_ms, double tokens_per_s) {
+        std::lock_guard lock(m);
+        ttft.push_back(ttft_ms);
+        if (tokens_per_s > 0) tps.push_back(tokens_per_s);
+        while (ttft.size() > static_cast<std::size_t>(TranslationController::kHistory))
+            ttft.pop_front();
+        while (tps.size() > static_cast<std::size_t>(TranslationController::kHistory))
+            tps.pop_front();
+        ++finished;
+    }
+};
+
+/// The engine handed out to the document queue: the loaded engine, adding the figures of each
+/// job that ends Done to the live panel's, so that it follows documents as well as typing.
+/// Typed requests go to the engine underneath and are added whole by runRequest.
+class RecordingEngine : public TranslationEngine {
+  public:
+    RecordingEngine(std::shared_ptr<TranslationEngine> inner, std::shared_ptr<Figures> figures)
+        : inner_(std::move(inner)), figures_(std::move(figures)) {}
+
+    uint64_t submit(TranslationJob job, JobCallbacks callbacks) override {
+        callbacks.on_done = [figures = figures_,
+                             done = std::move(callbacks.on_done)](const JobOutcome& o) {
+            if (o.status == JobOutcome::Status::Done && o.generated_tokens > 0) {
+                // From the job's start: a segment the queue keeps submitted to feed the batch
+                // waits by design, which is no latency anyone sees.
+                const double decode_ms = o.total_ms - o.ttft_ms;
+                figures->add(o.ttft_ms,
+                             decode_ms > 0 ? (o.generated_tokens - 1) / (decode_ms / 1000.0) : 0);
+            }
+            if (done) done(o);
+        };
+        return inner_->submit(std::move(job), std::move(callbacks));
+    }
+    void cancel(uint64_t id) override { inner_->cancel(id); }
+    int max_in_flight() const override { return inner_->max_in_flight(); }
+    EngineStatistics statistics() const override { return inner_->statistics(); }
+    const Translator* translator() const noexcept override { return inner_->translator(); }
+
+  private:
+    std::shared_ptr<TranslationEngine> inner_;
+    std::shared_ptr<Figures> figures_;
+};
+
+/// Translations of single lines, by language pair and text, oldest dropped first beyond a
+/// bound. Valid for one engine and one set of options: the controller clears it when either
+/// changes.
+class LineCache {
+  public:
+    static constexpr std::size_t kMaxLines = 20000;
+
+    static std::string key(const Language* source, const Language& target, std::string_view text) {
+        std::string k(source ? source->code : std::string_view());
+        k.append(1, '\x1f').append(target.code).append(1, '\x1f').append(text);
+        return k;
+    }
+    const std::string* find(const std::string& key) const {
+        const auto it = lines_.find(key);
+        return it == lines_.end() ? nullptr : &it->second;
+    }
+    void insert(const std::string& key, std::string translation) {
+        if (lines_.insert_or_assign(key, std::move(translation)).second) order_.push_back(key);
+        while (order_.size() > kMaxLines) {
+            lines_.erase(order_.front());
+            order_.pop_front();
+        }
+    }
+    void clear() {
+        lines_.clear();
+        order_.clear();
+    }
+
+  private:
+    std::unordered_map<std::string, std::string> lines_;
+    std::deque<std::string> order_;  // keys, oldest first
+};
+
 }  // namespace
 
 struct TranslationController::Shared {
@@ -162,9 +247,18 @@ struct TranslationController::Shared {
     std::atomic<quint64> newest{0};
     std::atomic<bool> abort{false};  // stop or a model load was asked for
 
-    // Figures of finished requests, oldest first.
-    std::deque<double> ttft, tps;
-    quint64 finished = 0;
+    // Lines translated with the current engine and options: an edit sends only the lines that
+    // changed. Cleared (and its generation bumped) when the engine or the options change; a
+    // request uses it only within the generation it was made in.
+    LineCache lines;
+    quint64 lines_generation = 0;
+    void clearLines() {
+        lines.clear();
+        ++lines_generation;
+    }
+
+    // What the live panel shows; shared with the engine handed to the document queue.
+    std::shared_ptr<Figures> figures = std::make_shared<Figures>();
 };
 
 TranslationController::TranslationController(QObject* parent)
@@ -209,6 +303,7 @@ void TranslationController::loadModel(const QString& dir) {
         std::lock_guard lock(shared_->m);
         shared_->load = directory;
         shared_->load_remote.reset();
+        shared_->clearLines();
         shared_->load_generation = ++load_generation_;
         shared_->abort = true;  // the running translation ends at its next token
     }
@@ -229,6 +324,7 @@ void TranslationController::useServers(const RemoteChoice& servers) {
         std::lock_guard lock(shared_->m);
         shared_->load = QString();
         shared_->load_remote = servers;
+        shared_->clearLines();
         shared_->load_generation = ++load_generation_;
         shared_->abort = true;
     }
@@ -241,7 +337,7 @@ quint64 TranslationController::translate(const QString& text, const QString& fro
     const quint64 id = ++latest_id_;
     {
         std::lock_guard lock(shared_->m);
-        shared_->pending = Request{id, text, from, to, shared_->options};
+        shared_->pending = Request{id, text, from, to, shared_->options, shared_->lines_generation};
         shared_->newest = id;
     }
     shared_->cv.notify_all();
@@ -268,11 +364,13 @@ void TranslationController::cancel() {
 void TranslationController::setOptions(const TranslationOptions& options) {
     std::lock_guard lock(shared_->m);
     shared_->options = options;
+    shared_->clearLines();  // sampling, limits, glossary: the same line may translate otherwise
 }
 
 void TranslationController::setEngineChoice(const EngineChoice& choice) {
     std::lock_guard lock(shared_->m);
     shared_->choice = choice;
+    shared_->clearLines();
 }
 
 TranslationOptions TranslationController::options() const {
@@ -303,9 +401,13 @@ EngineStats TranslationController::stats() const {
         std::lock_guard lock(shared_->m);
         engine = shared_->engine;
         s.queue_depth = shared_->pending ? 1 : 0;
-        s.ttft_history = QVector<double>(shared_->ttft.begin(), shared_->ttft.end());
-        s.tps_history = QVector<double>(shared_->tps.begin(), shared_->tps.end());
-        s.finished_requests = shared_->finished;
+    }
+    {
+        Figures& f = *shared_->figures;
+        std::lock_guard lock(f.m);
+        s.ttft_history = QVector<double>(f.ttft.begin(), f.ttft.end());
+        s.tps_history = QVector<double>(f.tps.begin(), f.tps.end());
+        s.finished_requests = f.finished;
     }
     // The engine's queue and batch hold typed requests and document segments alike.
     if (engine) {
@@ -350,6 +452,7 @@ void TranslationController::run() {
             s.load_remote.reset();
             s.abort = false;
             s.engine.reset();  // free the old model before loading the new one
+            s.clearLines();
             lock.unlock();
             post([this, dir] { emit loadStarted(dir); });
             post([this, servers = remote.has_value()] {
@@ -406,7 +509,9 @@ void TranslationController::run() {
                 post([this, engine, generation, remote_model] {
                     if (generation == load_generation_) {
                         if (remote_) remote_model_ = remote_model;
-                        engine_ = engine;
+                        engine_ = engine
+                                      ? std::make_shared<RecordingEngine>(engine, shared_->figures)
+                                      : nullptr;
                         emit engineChanged();
                     }
                     setState(State::Ready);
@@ -489,11 +594,48 @@ void TranslationController::runRequest(const Request& r) {
                                                                   std::string(target->code))
                            : std::vector<GlossaryEntry>{};
     std::string done;
+    const std::vector<TextLine> lines = split_lines(text);
+    // The lines already translated (by an earlier request over the same text): kept, so that
+    // an edit only sends the lines that changed. Looked up again line by line below, since a
+    // line repeated in the text is cached once it is done.
+    std::vector<std::optional<std::string>> known(lines.size());
+    std::optional<std::size_t> last_known;
+    const auto cached = [&](std::string_view body) -> std::optional<std::string> {
+        std::lock_guard lock(s.m);
+        if (s.lines_generation != r.lines_generation) return std::nullopt;
+        const std::string* t = s.lines.find(LineCache::key(source, *target, body));
+        return t ? std::optional<std::string>(*t) : std::nullopt;
+    };
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].body.empty()) continue;
+        known[i] = cached(lines[i].body);
+        if (known[i]) last_known = i;
+    }
+    // What a partial result shows after line i: the lines after it that are known already, so
+    // that an edit near the top does not blank the rest while the changed line translates.
+    const auto known_after = [&](std::size_t i) {
+        std::string tail;
+        if (last_known)
+            for (std::size_t k = i + 1; k <= *last_known; ++k)
+                tail.append(lines[k].indent)
+                    .append(known[k].value_or(std::string()))
+                    .append(lines[k].trailing)
+                    .append(lines[k].eol);
+        return tail;
+    };
     try {
-        for (const TextLine& line : split_lines(text)) {
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            const TextLine& line = lines[i];
             if (stale()) return;
             done.append(line.indent);
-            if (!line.body.empty()) {
+            std::optional<std::string> hit;
+            if (!line.body.empty()) hit = cached(line.body);
+            if (hit) {
+                done.append(*hit);
+                stats.cached_lines += 1;
+            } else if (!line.body.empty()) {
+                std::string rest = known_after(i);
+                if (!rest.empty()) rest.insert(0, std::string(line.trailing).append(line.eol));
                 PromptRequest segment;
                 segment.text = std::string(line.body);
                 segment.source = source;
@@ -505,7 +647,9 @@ void TranslationController::runRequest(const Request& r) {
                     engine, TranslationJob{segment, options},
                     [&](std::string_view piece) {
                         raw.append(piece);
-                        post([this, id = r.id, partial = QString::fromStdString(done + raw)] {
+                        // One result line per source line, also while it streams.
+                        post([this, id = r.id,
+                              partial = QString::fromStdString(done + single_line(raw) + rest)] {
                             if (id == latest_id_) emit partialTranslation(id, partial);
                         });
                     },
@@ -521,7 +665,15 @@ void TranslationController::runRequest(const Request& r) {
                 stats.segments += 1;
                 decode_ms += std::max(0.0, result.total_ms - result.ttft_ms);
                 decode_tokens += std::max(0, n - 1);
-                done.append(result.text);
+                // A line break the model put inside a line's translation becomes a space, as in
+                // documents and the command line: the result keeps the source's lines 1:1.
+                const std::string translation = single_line(result.text);
+                done.append(translation);
+                {
+                    std::lock_guard lock(s.m);
+                    if (s.lines_generation == r.lines_generation)
+                        s.lines.insert(LineCache::key(source, *target, line.body), translation);
+                }
                 // The engine reports no glossary check: the same check as the Translator's.
                 for (const GlossaryEntry& e :
                      Glossary::check(result.text, Glossary::entries_in(segment.text, glossary))) {
@@ -531,8 +683,8 @@ void TranslationController::runRequest(const Request& r) {
                 }
             }
             done.append(line.trailing).append(line.eol);
-            if (!line.body.empty())
-                post([this, id = r.id, partial = QString::fromStdString(done)] {
+            if (!line.body.empty() && !hit)
+                post([this, id = r.id, partial = QString::fromStdString(done + known_after(i))] {
                     if (id == latest_id_) emit partialTranslation(id, partial);
                 });
         }
@@ -545,16 +697,7 @@ void TranslationController::runRequest(const Request& r) {
     stats.total_ms = elapsed_ms();
     stats.ttft_ms = ttft.value_or(0);
     stats.tokens_per_s = decode_ms > 0 ? decode_tokens / (decode_ms / 1000.0) : 0;
-    if (stats.segments > 0) {
-        std::lock_guard lock(s.m);
-        s.ttft.push_back(stats.ttft_ms);
-        if (stats.tokens_per_s > 0) s.tps.push_back(stats.tokens_per_s);
-        while (s.ttft.size() > static_cast<std::size_t>(kHistory))
-            s.ttft.pop_front();
-        while (s.tps.size() > static_cast<std::size_t>(kHistory))
-            s.tps.pop_front();
-        ++s.finished;
-    }
+    if (stats.segments > 0) s.figures->add(stats.ttft_ms, stats.tokens_per_s);
     post([this, id = r.id, result = QString::fromStdString(done), stats] {
         if (id != latest_id_) return;  // a newer request came in meanwhile: this one is stale
         busy_ = false;

@@ -76,6 +76,7 @@ struct RequestStats {
     int generated_tokens = 0;  ///< over all lines
     int prompt_tokens = 0;     ///< over all lines
     int segments = 0;          ///< non-blank lines sent to the model
+    int cached_lines = 0;      ///< non-blank lines taken from earlier translations instead
     QString source_language;   ///< code used for the prompt ("" = left to the prompt)
     /// Glossary entries whose target term the translation lacks, as "source → target",
     /// once each over all lines.
@@ -98,6 +99,7 @@ struct EngineStats {
     std::optional<qint64> vram_own_bytes;    ///< the part that is mtdesk's, GPU engine only
     int queue_depth = 0;                     ///< requests waiting for the worker
     int batch_size = 0;                      ///< sequences decoding now (0 or 1 on the CPU engine)
+    /// Over typed requests (each whole) and document segments alike.
     Percentiles ttft_ms;
     Percentiles tokens_per_s;
     QVector<double> ttft_history;  ///< oldest first, at most kHistory
@@ -142,7 +144,9 @@ class TranslationController : public QObject {
 
     /// Queues a translation of `text` from `from` (a language code; "" = detect) into `to`.
     /// Returns its id. Supersedes every earlier request: a pending one is dropped, a running
-    /// one is cancelled at its next token, and neither is delivered as finished.
+    /// one is cancelled at its next token, and neither is delivered as finished. Lines
+    /// translated before with the same engine, options and language pair are taken from a cache
+    /// instead of the engine, so an edit only sends the lines that changed.
     quint64 translate(const QString& text, const QString& from, const QString& to);
     /// Supersedes every request without starting a new one.
     void cancel();
@@ -162,8 +166,9 @@ class TranslationController : public QObject {
     quint64 latestRequestId() const { return latest_id_; }
     bool busy() const;  ///< a request is pending or running
     /// The loaded model's engine, shared with the document queue (typed requests go through it
-    /// too); null while no model is loaded and from the moment a new load is asked for (holders
-    /// must let go then, so the old model can be freed). engineChanged() says when it changes.
+    /// too), whose finished jobs count in stats(); null while no model is loaded and from the
+    /// moment a new load is asked for (holders must let go then, so the old model can be freed).
+    /// engineChanged() says when it changes.
     std::shared_ptr<TranslationEngine> engine() const { return engine_; }
 
     EngineStats stats() const;  ///< thread-safe snapshot; reads VmRSS
@@ -190,6 +195,7 @@ class TranslationController : public QObject {
         QString text;
         QString from, to;
         TranslationOptions options;
+        quint64 lines_generation = 0;  // of the line cache when it was asked for
     };
     struct Shared;  // what the worker and the UI thread share, under one mutex
 
