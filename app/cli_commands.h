@@ -11,9 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "mtdesk/translate/glossary.h"
-
 #include "mtdesk/error.h"
+#include "mtdesk/translate/glossary.h"
 
 class QCommandLineParser;
 
