@@ -794,6 +794,43 @@ class TestUiMainWindow : public QObject {
                      qPrintable(combo->itemText(i)));
     }
 
+    // The KV budget and batch are the GPU engine's: labelled so, disabled (with the reason) when
+    // the CPU runs the model, and a budget beyond what a batch of the model's positions can use
+    // is warned of.
+    void gpuFieldsAreMarkedAndChecked() {
+        Settings settings;
+        SettingsDialog dialog(settings);
+        dialog.setModelDirectory(kModel);  // 1,024 positions
+        auto* device = dialog.findChild<QComboBox*>(QStringLiteral("deviceCombo"));
+        auto* context = dialog.findChild<QSpinBox*>(QStringLiteral("contextSpin"));
+        auto* batch = dialog.findChild<QSpinBox*>(QStringLiteral("batchSpin"));
+        auto* caption = dialog.findChild<QLabel*>(QStringLiteral("contextCaption"));
+        QVERIFY(device && context && batch && caption);
+        QVERIFY(caption->text().startsWith(QStringLiteral("GPU")));
+        QVERIFY(dialog.findChild<QLabel*>(QStringLiteral("batchCaption"))
+                    ->text()
+                    .startsWith(QStringLiteral("GPU")));
+        device->setCurrentIndex(device->findData(QStringLiteral("cpu")));
+        QVERIFY(!context->isEnabled());
+        QVERIFY(!batch->isEnabled());
+        QVERIFY2(context->toolTip().contains(QStringLiteral("1,024 positions")) ||
+                     context->toolTip().contains(QStringLiteral("1024 positions")),
+                 qPrintable(context->toolTip()));
+
+        batch->setValue(4);
+        context->setValue(4096);  // 4 × 1,024: all of it usable
+        QVERIFY2(dialog.contextWarning().contains(QStringLiteral("at most")),
+                 qPrintable(dialog.contextWarning()));
+        QVERIFY(!dialog.contextWarning().contains(QStringLiteral("for nothing")));
+        context->setValue(99999);
+        QVERIFY2(dialog.contextWarning().contains(QStringLiteral("for nothing")),
+                 qPrintable(dialog.contextWarning()));
+        batch->setValue(128);  // 128 × 1,024 > 99,999
+        QVERIFY(!dialog.contextWarning().contains(QStringLiteral("for nothing")));
+        context->setValue(1024);
+        QCOMPARE(dialog.contextWarning(), QString());
+    }
+
     void chineseUi() {
         // Last: it installs translators for the rest of the process.
         QCOMPARE(install_translations(*qApp, QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));

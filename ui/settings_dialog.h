@@ -52,6 +52,8 @@ class SettingsDialog : public QDialog {
     /// The inline message under the model directory ("" when none).
     QString modelMessage() const;
     bool modelValid() const { return valid_; }
+    /// The note under the GPU KV budget when it exceeds the model's positions ("" when none).
+    QString contextWarning() const;
 
     /// Adds the terms of a glossary file (TSV / CSV, see glossary.h; languages left empty
     /// mean any language) that the table does not have yet. Returns false, with the problem
@@ -95,6 +97,9 @@ class SettingsDialog : public QDialog {
     void browse();
     void validate();
     void updateEstimates();
+    /// Enables the GPU-only fields (KV budget, batch, INT8 KV) when the engine is a GPU's,
+    /// and warns when the budget exceeds what a batch of the model's positions can use.
+    void updateGpuFields();
     /// The GPU the device box names ("Automatic": the first), or null for the CPU / no GPU.
     const cuda::DeviceInfo* chosenGpu() const;
     void updateSamplingEnabled();
