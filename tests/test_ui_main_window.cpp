@@ -13,6 +13,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QInputMethodEvent>
 #include <QLabel>
@@ -20,6 +21,7 @@
 #include <QLineSeries>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRadioButton>
@@ -28,6 +30,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -139,6 +142,31 @@ struct Window {
     }
     bool ready() const { return controller.state() == TranslationController::State::Ready; }
 };
+
+// Runs `inspect` on the settings dialog that `open` shows modally, then closes it: accepted when
+// `inspect` returns true. Returns whether the dialog was seen.
+template <class Open, class Inspect>
+bool with_settings_dialog(Open open, Inspect inspect) {
+    bool seen = false;
+    QTimer::singleShot(0, [&] {
+        auto* dialog = qobject_cast<SettingsDialog*>(QApplication::activeModalWidget());
+        if (!dialog) {  // not to hang the test on a dialog that is something else
+            if (QWidget* other = QApplication::activeModalWidget()) other->close();
+            return;
+        }
+        seen = true;
+        if (inspect(*dialog))
+            dialog->accept();
+        else
+            dialog->reject();
+    });
+    open();
+    return seen;
+}
+
+QString clean(const QString& dir) {
+    return QDir::cleanPath(QDir(dir).absolutePath());
+}
 
 }  // namespace
 
@@ -792,6 +820,108 @@ class TestUiMainWindow : public QObject {
             QVERIFY2(combo->fontMetrics().horizontalAdvance(combo->itemText(i)) <
                          combo->width() - 30,  // the frame and the arrow
                      qPrintable(combo->itemText(i)));
+    }
+
+    // A model given for the session (`gui --model`) is what Settings shows; OK unchanged keeps
+    // it without saving it, an engine change reloads it (not the saved one), and choosing
+    // another model saves that one and says it was loaded.
+    void sessionModelIsShownAndKept() {
+        Window w;  // the saved model: the fixture
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        w.window->loadModel(QStringLiteral(MTDESK_DEMO_MODEL_DIR));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QCOMPARE(w.window->modelDirectoryInUse(), clean(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+
+        QString shown, message;
+        QVERIFY(with_settings_dialog([&] { w.window->showSettings(); },
+                                     [&](SettingsDialog& d) {
+                                         shown = d.modelDirectory();
+                                         message = d.modelMessage();
+                                         return true;
+                                     }));
+        QCOMPARE(shown, clean(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+        QVERIFY2(message.contains(QStringLiteral("this session")), qPrintable(message));
+        QVERIFY(w.ready());  // nothing changed: nothing reloaded (a load is Loading at once)
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QCOMPARE(clean(Settings().modelDirectory()), clean(kModel));  // not saved
+
+        // Another CPU tier reloads the model in use, not the saved one.
+        QVERIFY(with_settings_dialog(
+            [&] { w.window->showSettings(); },
+            [&](SettingsDialog& d) {
+                auto* tier = d.findChild<QComboBox*>(QStringLiteral("cpuTierCombo"));
+                tier->setCurrentIndex(tier->findData(QStringLiteral("int8")));
+                return true;
+            }));
+        QCOMPARE(w.controller.state(), TranslationController::State::Loading);
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QTRY_COMPARE_WITH_TIMEOUT(w.window->statusBar()->currentMessage(),
+                                  QStringLiteral("Model mtdesk-demo loaded"), kTimeout);
+
+        // Another model: saved, loaded, said so; the session's model is gone.
+        w.window->statusBar()->showMessage(QStringLiteral("an old note"));
+        QVERIFY(with_settings_dialog([&] { w.window->showSettings(); },
+                                     [&](SettingsDialog& d) {
+                                         d.setModelDirectory(kModel);
+                                         return true;
+                                     }));
+        QVERIFY(w.window->statusBar()->currentMessage() != QStringLiteral("an old note"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("hunyuan-gqa-alpha"));
+        QCOMPARE(clean(Settings().modelDirectory()), clean(kModel));
+        QTRY_COMPARE_WITH_TIMEOUT(w.window->statusBar()->currentMessage(),
+                                  QStringLiteral("Model hunyuan-gqa-alpha loaded"), kTimeout);
+        QVERIFY(with_settings_dialog([&] { w.window->showSettings(); },
+                                     [&](SettingsDialog& d) {
+                                         shown = d.modelDirectory();
+                                         message = d.modelMessage();
+                                         return false;
+                                     }));
+        QCOMPARE(clean(shown), clean(kModel));
+        QVERIFY2(!message.contains(QStringLiteral("this session")), qPrintable(message));
+    }
+
+    // File → Model directory… (Ctrl+O) asks for a folder, not the whole settings dialog; a
+    // folder that is no model is refused with the reason, a model is saved and loaded.
+    void modelDirectoryActionAsksForAFolder() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QAction* open = nullptr;
+        for (QAction* a : w.window->findChildren<QAction*>())
+            if (a->shortcut() == QKeySequence(QKeySequence::Open)) open = a;
+        QVERIFY(open);
+        QString kind;
+        QTimer::singleShot(0, [&] {
+            QWidget* modal = QApplication::activeModalWidget();
+            if (auto* files = qobject_cast<QFileDialog*>(modal))
+                kind = files->fileMode() == QFileDialog::Directory ? QStringLiteral("folder")
+                                                                   : QStringLiteral("files");
+            else if (modal)
+                kind = QString::fromLatin1(modal->metaObject()->className());
+            if (modal) modal->close();
+        });
+        open->trigger();
+        QCOMPARE(kind, QStringLiteral("folder"));
+
+        QTemporaryDir empty;
+        QVERIFY(!w.window->useModelDirectory(empty.path()));
+        auto* box = w.window->findChild<QMessageBox*>();
+        QVERIFY(box);
+        QVERIFY2(box->informativeText().contains(QStringLiteral("config.json")),
+                 qPrintable(box->informativeText()));
+        box->close();
+        QVERIFY(w.ready());  // still the model it had
+        QCOMPARE(clean(Settings().modelDirectory()), clean(kModel));
+
+        QVERIFY(w.window->useModelDirectory(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+        QCOMPARE(w.controller.state(), TranslationController::State::Loading);
+        QCOMPARE(clean(Settings().modelDirectory()), clean(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QTRY_COMPARE_WITH_TIMEOUT(w.window->statusBar()->currentMessage(),
+                                  QStringLiteral("Model mtdesk-demo loaded"), kTimeout);
     }
 
     // The KV budget and batch are the GPU engine's: labelled so, disabled (with the reason) when

@@ -332,6 +332,22 @@ QString SettingsDialog::modelDirectory() const {
     return ui_->modelDirEdit->text().trimmed();
 }
 
+void SettingsDialog::setSessionModelDirectory(const QString& dir) {
+    sessionModel_ = QDir::cleanPath(QDir(dir).absolutePath());
+    setModelDirectory(sessionModel_);
+}
+
+void SettingsDialog::showServerSettings() {
+    ui_->tabs->setCurrentWidget(ui_->generalTab);
+    ui_->serversEdit->setFocus();
+}
+
+bool SettingsDialog::showsSessionModel() const {
+    const QString dir = modelDirectory();
+    return !sessionModel_.isEmpty() && !dir.isEmpty() &&
+           QDir::cleanPath(QDir(dir).absolutePath()) == sessionModel_;
+}
+
 QString SettingsDialog::modelMessage() const {
     return ui_->modelStatusLabel->text();
 }
@@ -356,7 +372,11 @@ void SettingsDialog::validate() {
         valid_ = check.config.has_value();
         config_ = check.config;
         showRecommendedSampling(check.recommended);
-        if (valid_) {
+        if (valid_ && showsSessionModel()) {
+            ui_->modelStatusLabel->setText(
+                tr("%1\nIn use for this session only (given on the command line).")
+                    .arg(check.summary));
+        } else if (valid_) {
             ui_->modelStatusLabel->setText(check.summary);
         } else {
             ui_->modelStatusLabel->setText(check.error);
@@ -656,7 +676,9 @@ void SettingsDialog::accept() {
     settings_.setApiKey(ui_->apiKeyEdit->text().trimmed());
     settings_.setRemoteConcurrency(ui_->concurrencySpin->value());
     const QString dir = modelDirectory();
-    if (valid_)  // with "Servers" chosen the directory box may hold anything meanwhile
+    // With "Servers" chosen the directory box may hold anything meanwhile; a model given for
+    // this session only is not saved.
+    if (valid_ && !showsSessionModel())
         settings_.setModelDirectory(dir.isEmpty() ? dir
                                                   : QDir::cleanPath(QDir(dir).absolutePath()));
     settings_.setDevice(ui_->deviceCombo->currentData().toString());
