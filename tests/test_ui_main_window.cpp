@@ -36,6 +36,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QToolButton>
 
 #include <exception>
 #include <memory>
@@ -959,6 +960,102 @@ class TestUiMainWindow : public QObject {
         QVERIFY(!dialog.contextWarning().contains(QStringLiteral("for nothing")));
         context->setValue(1024);
         QCOMPARE(dialog.contextWarning(), QString());
+    }
+
+    // The banner about the language pair comes and goes without moving the pickers or panes.
+    void pairBannerDoesNotMoveThePanes() {
+        Window w(QStringLiteral("en"), QStringLiteral("zh"));
+        w.window->loadModel(QStringLiteral(MTDESK_DEMO_MODEL_DIR));  // knows its pairs
+        QVERIFY(QTest::qWaitForWindowExposed(w.window.get()));
+        QLabel* banner = w.window->pairWarning();
+        QVERIFY(banner->isHidden());
+        const auto where = [&] {
+            QCoreApplication::processEvents();
+            return QList<QRect>{QRect(w.window->sourcePicker()->mapTo(w.window.get(), QPoint(0, 0)),
+                                      w.window->sourcePicker()->size()),
+                                QRect(w.window->sourceEdit()->mapTo(w.window.get(), QPoint(0, 0)),
+                                      w.window->sourceEdit()->size()),
+                                QRect(w.window->targetEdit()->mapTo(w.window.get(), QPoint(0, 0)),
+                                      w.window->targetEdit()->size())};
+        };
+        const QList<QRect> before = where();
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("bo"));  // untrained
+        QVERIFY(!banner->isHidden());
+        QCOMPARE(where(), before);
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("en"));  // the same language
+        QVERIFY(!banner->isHidden());
+        QCOMPARE(where(), before);
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("zh"));
+        QVERIFY(banner->isHidden());
+        QCOMPARE(where(), before);
+        QCOMPARE(banner->toolTip().isEmpty(), false);  // the last text shown, whole
+    }
+
+    // The live panel is as wide before the first figures as with them: the text panes keep
+    // their width when the first translation finishes.
+    void livePanelKeepsItsWidth() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QVERIFY(QTest::qWaitForWindowExposed(w.window.get()));
+        LivePanel* panel = w.window->livePanel();
+        QVERIFY(panel->isVisible());
+        QVERIFY(panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")));
+        QCoreApplication::processEvents();
+        const int panelWidth = panel->width();
+        const int paneWidth = w.window->sourceEdit()->width();
+        w.window->sourceEdit()->setPlainText(sample("en", "zh", kSentences));
+        w.window->translateNow();
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")), kTimeout);
+        QCoreApplication::processEvents();
+        QCOMPARE(panel->width(), panelWidth);
+        QCOMPARE(w.window->sourceEdit()->width(), paneWidth);
+    }
+
+    // Tab goes pickers, ⇄, the text, its translation, Translate, Copy; Shift+Tab back.
+    void tabOrderFollowsTheLayout() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        w.window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(w.window.get()));
+        const QString text = sample("en", "zh", kSentences);
+        w.window->sourceEdit()->setPlainText(text);
+        w.window->translateNow();
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);  // Copy is enabled
+        QPushButton* translateButton = nullptr;
+        QPushButton* copyButton = nullptr;
+        for (QPushButton* b : w.window->findChildren<QPushButton*>()) {
+            if (b->text() == QStringLiteral("Translate")) translateButton = b;
+            if (b->text() == QStringLiteral("Copy")) copyButton = b;
+        }
+        QVERIFY(translateButton && copyButton && copyButton->isEnabled());
+        auto* swap = w.window->findChild<QToolButton*>();
+        QVERIFY(swap && swap->text() == QStringLiteral("⇄"));
+        const QList<QWidget*> order = {w.window->sourcePicker(),
+                                       swap,
+                                       w.window->targetPicker(),
+                                       w.window->sourceEdit(),
+                                       w.window->targetEdit(),
+                                       translateButton,
+                                       copyButton};
+        // Which of `order` holds the focus (a picker's line edit counts as the picker).
+        const auto focused = [&]() -> int {
+            QWidget* f = QApplication::focusWidget();
+            for (int i = 0; i < order.size(); ++i)
+                if (f == order[i] || order[i]->isAncestorOf(f)) return i;
+            return -1;
+        };
+        w.window->sourcePicker()->setFocus();
+        QTRY_COMPARE(focused(), 0);
+        for (int i = 1; i < order.size(); ++i) {
+            QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+            QCOMPARE(focused(), i);
+        }
+        for (int i = order.size() - 2; i >= 0; --i) {
+            QTest::keyClick(QApplication::focusWidget(), Qt::Key_Backtab, Qt::ShiftModifier);
+            QCOMPARE(focused(), i);
+        }
     }
 
     void chineseUi() {

@@ -100,6 +100,9 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     source_->setTabChangesFocus(true);
     target_ = new QPlainTextEdit(this);
     target_->setReadOnly(true);
+    // A cursor to see the focus and select with the keyboard; Tab goes on to the buttons.
+    target_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    target_->setTabChangesFocus(true);
     target_->setPlaceholderText(tr("Translation"));
 
     translateButton_ = new QPushButton(tr("Translate"), this);
@@ -137,6 +140,17 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     pairWarning_->setAutoFillBackground(true);
     pairWarning_->setPalette(modelBar_->palette());
     pairWarning_->setContentsMargins(8, 4, 8, 4);
+    // Its room is kept while it is hidden, and it is two lines high whatever it says, so that
+    // the pickers and panes stay put as it comes and goes while typing (all of a longer text
+    // is in the tooltip).
+    {
+        QSizePolicy policy = pairWarning_->sizePolicy();
+        policy.setRetainSizeWhenHidden(true);
+        pairWarning_->setSizePolicy(policy);
+        const QMargins m = pairWarning_->contentsMargins();
+        pairWarning_->setFixedHeight(2 * pairWarning_->fontMetrics().lineSpacing() + m.top() +
+                                     m.bottom());
+    }
     pairWarning_->hide();
 
     auto* central = new QWidget(this);
@@ -246,6 +260,15 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     dock_->setVisible(settings_.livePanelVisible());
     documentsDock_->setVisible(jobQueue_->count() > 0);
     onStateChanged();
+    // Tab goes as the eye does: the pickers and ⇄, the text, its translation, the buttons,
+    // then the documents (the rest of the chain, in the order it was built).
+    setTabOrder(modelBarButton_, sourcePicker_);
+    setTabOrder(sourcePicker_, swapButton_);
+    setTabOrder(swapButton_, targetPicker_);
+    setTabOrder(targetPicker_, source_);
+    setTabOrder(source_, target_);
+    setTabOrder(target_, translateButton_);
+    setTabOrder(translateButton_, copyButton_);
     source_->setFocus();  // typing at once types text, not a language search
 }
 
@@ -492,6 +515,12 @@ MainWindow::SameLanguage MainWindow::sameLanguage() const {
 }
 
 void MainWindow::updatePairWarning() {
+    // The banner's text may be longer than its two lines: all of it in the tooltip.
+    const auto show = [this](const QString& text) {
+        pairWarning_->setText(text);
+        pairWarning_->setToolTip(text);
+        pairWarning_->show();
+    };
     const std::vector<std::string>& trained = documents_->model()->trainedLanguages();
     const QString toCode = targetPicker_->currentCode();
     QString fromCode = sourcePicker_->currentCode();
@@ -500,15 +529,13 @@ void MainWindow::updatePairWarning() {
     const Language* from = fromCode.isEmpty() ? nullptr : find_language(fromCode.toStdString());
     // Said instead of the training warning: there is nothing to translate.
     if (const SameLanguage same = sameLanguage(); same != SameLanguage::No) {
-        pairWarning_->setText(
-            same == SameLanguage::Picked
-                ? tr("The source and the target language are both %1, so there is nothing to "
-                     "translate. Choose another target language.")
-                      .arg(language_display_name(toCode))
-                : tr("The text is already in %1 (detected), so it is shown unchanged. Choose "
-                     "its language as the source if it was detected wrongly.")
-                      .arg(language_display_name(toCode)));
-        pairWarning_->show();
+        show(same == SameLanguage::Picked
+                 ? tr("The source and the target language are both %1, so there is nothing to "
+                      "translate. Choose another target language.")
+                       .arg(language_display_name(toCode))
+                 : tr("The text is already in %1 (detected), so it is shown unchanged. Choose "
+                      "its language as the source if it was detected wrongly.")
+                       .arg(language_display_name(toCode)));
         return;
     }
     if (!to || !app::untrained_pair(trained, from, *to)) {
@@ -519,14 +546,12 @@ void MainWindow::updatePairWarning() {
     for (const std::string& code : trained)
         names << language_display_name(QString::fromStdString(code));
     const QString known = names.join(tr(", "));
-    pairWarning_->setText(
-        from ? tr("This model was trained to translate between English and %1 only: %2 → %3 is "
-                  "outside that, so expect a poor translation.")
-                   .arg(known, language_display_name(fromCode), language_display_name(toCode))
-             : tr("This model was trained to translate between English and %1 only: %2 is "
-                  "outside that, so expect a poor translation.")
-                   .arg(known, language_display_name(toCode)));
-    pairWarning_->show();
+    show(from ? tr("This model was trained to translate between English and %1 only: %2 → %3 is "
+                   "outside that, so expect a poor translation.")
+                    .arg(known, language_display_name(fromCode), language_display_name(toCode))
+              : tr("This model was trained to translate between English and %1 only: %2 is "
+                   "outside that, so expect a poor translation.")
+                    .arg(known, language_display_name(toCode)));
 }
 
 void MainWindow::translateNow() {
