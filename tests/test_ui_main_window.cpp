@@ -1009,7 +1009,12 @@ class TestUiMainWindow : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(
             !panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")), kTimeout);
         QCoreApplication::processEvents();
-        QCOMPARE(panel->width(), panelWidth);
+        const QString figures = panel->rowText(QStringLiteral("ttft")) + QStringLiteral(" / ") +
+                                panel->rowText(QStringLiteral("tps"));
+        QVERIFY2(panel->width() == panelWidth, qPrintable(QStringLiteral("%1 → %2 px with %3")
+                                                              .arg(panelWidth)
+                                                              .arg(panel->width())
+                                                              .arg(figures)));
         QCOMPARE(w.window->sourceEdit()->width(), paneWidth);
     }
 
