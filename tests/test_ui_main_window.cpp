@@ -13,6 +13,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QInputMethodEvent>
 #include <QLabel>
@@ -20,6 +21,7 @@
 #include <QLineSeries>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRadioButton>
@@ -28,11 +30,13 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QToolButton>
 
 #include <exception>
 #include <memory>
@@ -139,6 +143,31 @@ struct Window {
     }
     bool ready() const { return controller.state() == TranslationController::State::Ready; }
 };
+
+// Runs `inspect` on the settings dialog that `open` shows modally, then closes it: accepted when
+// `inspect` returns true. Returns whether the dialog was seen.
+template <class Open, class Inspect>
+bool with_settings_dialog(Open open, Inspect inspect) {
+    bool seen = false;
+    QTimer::singleShot(0, [&] {
+        auto* dialog = qobject_cast<SettingsDialog*>(QApplication::activeModalWidget());
+        if (!dialog) {  // not to hang the test on a dialog that is something else
+            if (QWidget* other = QApplication::activeModalWidget()) other->close();
+            return;
+        }
+        seen = true;
+        if (inspect(*dialog))
+            dialog->accept();
+        else
+            dialog->reject();
+    });
+    open();
+    return seen;
+}
+
+QString clean(const QString& dir) {
+    return QDir::cleanPath(QDir(dir).absolutePath());
+}
 
 }  // namespace
 
@@ -792,6 +821,246 @@ class TestUiMainWindow : public QObject {
             QVERIFY2(combo->fontMetrics().horizontalAdvance(combo->itemText(i)) <
                          combo->width() - 30,  // the frame and the arrow
                      qPrintable(combo->itemText(i)));
+    }
+
+    // A model given for the session (`gui --model`) is what Settings shows; OK unchanged keeps
+    // it without saving it, an engine change reloads it (not the saved one), and choosing
+    // another model saves that one and says it was loaded.
+    void sessionModelIsShownAndKept() {
+        Window w;  // the saved model: the fixture
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        w.window->loadModel(QStringLiteral(MTDESK_DEMO_MODEL_DIR));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QCOMPARE(w.window->modelDirectoryInUse(), clean(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+
+        QString shown, message;
+        QVERIFY(with_settings_dialog([&] { w.window->showSettings(); },
+                                     [&](SettingsDialog& d) {
+                                         shown = d.modelDirectory();
+                                         message = d.modelMessage();
+                                         return true;
+                                     }));
+        QCOMPARE(shown, clean(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+        QVERIFY2(message.contains(QStringLiteral("this session")), qPrintable(message));
+        QVERIFY(w.ready());  // nothing changed: nothing reloaded (a load is Loading at once)
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QCOMPARE(clean(Settings().modelDirectory()), clean(kModel));  // not saved
+
+        // Another CPU tier reloads the model in use, not the saved one.
+        QVERIFY(with_settings_dialog(
+            [&] { w.window->showSettings(); },
+            [&](SettingsDialog& d) {
+                auto* tier = d.findChild<QComboBox*>(QStringLiteral("cpuTierCombo"));
+                tier->setCurrentIndex(tier->findData(QStringLiteral("int8")));
+                return true;
+            }));
+        QCOMPARE(w.controller.state(), TranslationController::State::Loading);
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QTRY_COMPARE_WITH_TIMEOUT(w.window->statusBar()->currentMessage(),
+                                  QStringLiteral("Model mtdesk-demo loaded"), kTimeout);
+
+        // Another model: saved, loaded, said so; the session's model is gone.
+        w.window->statusBar()->showMessage(QStringLiteral("an old note"));
+        QVERIFY(with_settings_dialog([&] { w.window->showSettings(); },
+                                     [&](SettingsDialog& d) {
+                                         d.setModelDirectory(kModel);
+                                         return true;
+                                     }));
+        QVERIFY(w.window->statusBar()->currentMessage() != QStringLiteral("an old note"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("hunyuan-gqa-alpha"));
+        QCOMPARE(clean(Settings().modelDirectory()), clean(kModel));
+        QTRY_COMPARE_WITH_TIMEOUT(w.window->statusBar()->currentMessage(),
+                                  QStringLiteral("Model hunyuan-gqa-alpha loaded"), kTimeout);
+        QVERIFY(with_settings_dialog([&] { w.window->showSettings(); },
+                                     [&](SettingsDialog& d) {
+                                         shown = d.modelDirectory();
+                                         message = d.modelMessage();
+                                         return false;
+                                     }));
+        QCOMPARE(clean(shown), clean(kModel));
+        QVERIFY2(!message.contains(QStringLiteral("this session")), qPrintable(message));
+    }
+
+    // File → Model directory… (Ctrl+O) asks for a folder, not the whole settings dialog; a
+    // folder that is no model is refused with the reason, a model is saved and loaded.
+    void modelDirectoryActionAsksForAFolder() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QAction* open = nullptr;
+        for (QAction* a : w.window->findChildren<QAction*>())
+            if (a->shortcut() == QKeySequence(QKeySequence::Open)) open = a;
+        QVERIFY(open);
+        QString kind;
+        QTimer::singleShot(0, [&] {
+            QWidget* modal = QApplication::activeModalWidget();
+            if (auto* files = qobject_cast<QFileDialog*>(modal))
+                kind = files->fileMode() == QFileDialog::Directory ? QStringLiteral("folder")
+                                                                   : QStringLiteral("files");
+            else if (modal)
+                kind = QString::fromLatin1(modal->metaObject()->className());
+            if (modal) modal->close();
+        });
+        open->trigger();
+        QCOMPARE(kind, QStringLiteral("folder"));
+
+        QTemporaryDir empty;
+        QVERIFY(!w.window->useModelDirectory(empty.path()));
+        auto* box = w.window->findChild<QMessageBox*>();
+        QVERIFY(box);
+        QVERIFY2(box->informativeText().contains(QStringLiteral("config.json")),
+                 qPrintable(box->informativeText()));
+        box->close();
+        QVERIFY(w.ready());  // still the model it had
+        QCOMPARE(clean(Settings().modelDirectory()), clean(kModel));
+
+        QVERIFY(w.window->useModelDirectory(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+        QCOMPARE(w.controller.state(), TranslationController::State::Loading);
+        QCOMPARE(clean(Settings().modelDirectory()), clean(QStringLiteral(MTDESK_DEMO_MODEL_DIR)));
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QCOMPARE(w.controller.modelName(), QStringLiteral("mtdesk-demo"));
+        QTRY_COMPARE_WITH_TIMEOUT(w.window->statusBar()->currentMessage(),
+                                  QStringLiteral("Model mtdesk-demo loaded"), kTimeout);
+    }
+
+    // The KV budget and batch are the GPU engine's: labelled so, disabled (with the reason) when
+    // the CPU runs the model, and a budget beyond what a batch of the model's positions can use
+    // is warned of.
+    void gpuFieldsAreMarkedAndChecked() {
+        Settings settings;
+        SettingsDialog dialog(settings);
+        dialog.setModelDirectory(kModel);  // 1,024 positions
+        auto* device = dialog.findChild<QComboBox*>(QStringLiteral("deviceCombo"));
+        auto* context = dialog.findChild<QSpinBox*>(QStringLiteral("contextSpin"));
+        auto* batch = dialog.findChild<QSpinBox*>(QStringLiteral("batchSpin"));
+        auto* caption = dialog.findChild<QLabel*>(QStringLiteral("contextCaption"));
+        QVERIFY(device && context && batch && caption);
+        QVERIFY(caption->text().startsWith(QStringLiteral("GPU")));
+        QVERIFY(dialog.findChild<QLabel*>(QStringLiteral("batchCaption"))
+                    ->text()
+                    .startsWith(QStringLiteral("GPU")));
+        device->setCurrentIndex(device->findData(QStringLiteral("cpu")));
+        QVERIFY(!context->isEnabled());
+        QVERIFY(!batch->isEnabled());
+        QVERIFY2(context->toolTip().contains(QStringLiteral("1,024 positions")) ||
+                     context->toolTip().contains(QStringLiteral("1024 positions")),
+                 qPrintable(context->toolTip()));
+
+        batch->setValue(4);
+        context->setValue(4096);  // 4 × 1,024: all of it usable
+        QVERIFY2(dialog.contextWarning().contains(QStringLiteral("at most")),
+                 qPrintable(dialog.contextWarning()));
+        QVERIFY(!dialog.contextWarning().contains(QStringLiteral("for nothing")));
+        context->setValue(99999);
+        QVERIFY2(dialog.contextWarning().contains(QStringLiteral("for nothing")),
+                 qPrintable(dialog.contextWarning()));
+        batch->setValue(128);  // 128 × 1,024 > 99,999
+        QVERIFY(!dialog.contextWarning().contains(QStringLiteral("for nothing")));
+        context->setValue(1024);
+        QCOMPARE(dialog.contextWarning(), QString());
+    }
+
+    // The banner about the language pair comes and goes without moving the pickers or panes.
+    void pairBannerDoesNotMoveThePanes() {
+        Window w(QStringLiteral("en"), QStringLiteral("zh"));
+        w.window->loadModel(QStringLiteral(MTDESK_DEMO_MODEL_DIR));  // knows its pairs
+        QVERIFY(QTest::qWaitForWindowExposed(w.window.get()));
+        QLabel* banner = w.window->pairWarning();
+        QVERIFY(banner->isHidden());
+        const auto where = [&] {
+            QCoreApplication::processEvents();
+            return QList<QRect>{QRect(w.window->sourcePicker()->mapTo(w.window.get(), QPoint(0, 0)),
+                                      w.window->sourcePicker()->size()),
+                                QRect(w.window->sourceEdit()->mapTo(w.window.get(), QPoint(0, 0)),
+                                      w.window->sourceEdit()->size()),
+                                QRect(w.window->targetEdit()->mapTo(w.window.get(), QPoint(0, 0)),
+                                      w.window->targetEdit()->size())};
+        };
+        const QList<QRect> before = where();
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("bo"));  // untrained
+        QVERIFY(!banner->isHidden());
+        QCOMPARE(where(), before);
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("en"));  // the same language
+        QVERIFY(!banner->isHidden());
+        QCOMPARE(where(), before);
+        w.window->targetPicker()->setCurrentCode(QStringLiteral("zh"));
+        QVERIFY(banner->isHidden());
+        QCOMPARE(where(), before);
+        QCOMPARE(banner->toolTip().isEmpty(), false);  // the last text shown, whole
+    }
+
+    // The live panel is as wide before the first figures as with them: the text panes keep
+    // their width when the first translation finishes.
+    void livePanelKeepsItsWidth() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        QVERIFY(QTest::qWaitForWindowExposed(w.window.get()));
+        LivePanel* panel = w.window->livePanel();
+        QVERIFY(panel->isVisible());
+        QVERIFY(panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")));
+        QCoreApplication::processEvents();
+        const int panelWidth = panel->width();
+        const int paneWidth = w.window->sourceEdit()->width();
+        w.window->sourceEdit()->setPlainText(sample("en", "zh", kSentences));
+        w.window->translateNow();
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !panel->rowText(QStringLiteral("ttft")).startsWith(QStringLiteral("–")), kTimeout);
+        QCoreApplication::processEvents();
+        const QString figures = panel->rowText(QStringLiteral("ttft")) + QStringLiteral(" / ") +
+                                panel->rowText(QStringLiteral("tps"));
+        QVERIFY2(panel->width() == panelWidth, qPrintable(QStringLiteral("%1 → %2 px with %3")
+                                                              .arg(panelWidth)
+                                                              .arg(panel->width())
+                                                              .arg(figures)));
+        QCOMPARE(w.window->sourceEdit()->width(), paneWidth);
+    }
+
+    // Tab goes pickers, ⇄, the text, its translation, Translate, Copy; Shift+Tab back.
+    void tabOrderFollowsTheLayout() {
+        Window w;
+        QTRY_VERIFY_WITH_TIMEOUT(w.ready(), kTimeout);
+        w.window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(w.window.get()));
+        const QString text = sample("en", "zh", kSentences);
+        w.window->sourceEdit()->setPlainText(text);
+        w.window->translateNow();
+        QTRY_VERIFY_WITH_TIMEOUT(w.finished.size() == 1, kTimeout);  // Copy is enabled
+        QPushButton* translateButton = nullptr;
+        QPushButton* copyButton = nullptr;
+        for (QPushButton* b : w.window->findChildren<QPushButton*>()) {
+            if (b->text() == QStringLiteral("Translate")) translateButton = b;
+            if (b->text() == QStringLiteral("Copy")) copyButton = b;
+        }
+        QVERIFY(translateButton && copyButton && copyButton->isEnabled());
+        auto* swap = w.window->findChild<QToolButton*>();
+        QVERIFY(swap && swap->text() == QStringLiteral("⇄"));
+        const QList<QWidget*> order = {w.window->sourcePicker(),
+                                       swap,
+                                       w.window->targetPicker(),
+                                       w.window->sourceEdit(),
+                                       w.window->targetEdit(),
+                                       translateButton,
+                                       copyButton};
+        // Which of `order` holds the focus (a picker's line edit counts as the picker).
+        const auto focused = [&]() -> int {
+            QWidget* f = QApplication::focusWidget();
+            for (int i = 0; i < order.size(); ++i)
+                if (f == order[i] || order[i]->isAncestorOf(f)) return i;
+            return -1;
+        };
+        w.window->sourcePicker()->setFocus();
+        QTRY_COMPARE(focused(), 0);
+        for (int i = 1; i < order.size(); ++i) {
+            QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+            QCOMPARE(focused(), i);
+        }
+        for (int i = order.size() - 2; i >= 0; --i) {
+            QTest::keyClick(QApplication::focusWidget(), Qt::Key_Backtab, Qt::ShiftModifier);
+            QCOMPARE(focused(), i);
+        }
     }
 
     void chineseUi() {

@@ -19,7 +19,9 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTest>
+#include <QTimer>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -394,6 +396,79 @@ class TestUiRemote : public QObject {
         controller.translate(QStringLiteral("line 1"), QStringLiteral("en"), QStringLiteral("fr"));
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 5, kTimeout);
         QCOMPARE(server.chatCalls(), 204);
+    }
+
+    // Servers that cannot be used: the live panel shows them (not this computer's CPU), a typed
+    // text ends with the error instead of waiting for good, and the banner's button opens the
+    // server settings. With a model name given (no model list asked for first), the remote
+    // engine's retries end the request with the error too.
+    void unusableServersAreShownAndEndRequests() {
+        const QString nowhere = unreachable_url();
+        const QString port = nowhere.section(QLatin1Char(':'), -1);
+        Settings settings;
+        settings.setSourceLanguage(QStringLiteral("en"));
+        settings.setTargetLanguage(QStringLiteral("fr"));
+        settings.setEngineMode(Settings::EngineMode::Servers);
+        settings.setServerUrls({nowhere});
+        TranslationController controller;
+        MainWindow window(settings, controller);
+        window.show();
+        window.loadConfiguredModel();
+        window.sourceEdit()->setPlainText(QStringLiteral("Open the file."));
+        window.translateNow();  // while the servers are asked for their models
+        QTRY_COMPARE_WITH_TIMEOUT(controller.state(), TranslationController::State::Failed,
+                                  kTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.busy(), kTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.resultInfo()->text().contains(QStringLiteral("Not translated")), kTimeout);
+        QVERIFY2(window.resultInfo()->text().contains(QStringLiteral("cannot connect")),
+                 qPrintable(window.resultInfo()->text()));
+        LivePanel* panel = window.livePanel();
+        panel->refresh();
+        QCOMPARE(panel->rowText(QStringLiteral("queue")), QStringLiteral("0 waiting"));
+        QVERIFY2(
+            panel->rowText(QStringLiteral("device")).contains(QStringLiteral("127.0.0.1:") + port),
+            qPrintable(panel->rowText(QStringLiteral("device"))));
+        QVERIFY2(!panel->rowText(QStringLiteral("tier")).contains(QStringLiteral("CPU")),
+                 qPrintable(panel->rowText(QStringLiteral("tier"))));
+        QVERIFY(panel->rowVisible(QStringLiteral("servers")));
+        QCOMPARE(panel->rowText(QStringLiteral("servers")), QStringLiteral("0 of 1 answering"));
+
+        // Typed again while they still cannot be used: the error at once.
+        window.sourceEdit()->setPlainText(QStringLiteral("Save the file."));
+        window.resultInfo()->clear();
+        window.translateNow();
+        QVERIFY(!controller.busy());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.resultInfo()->text().contains(QStringLiteral("Not translated")), kTimeout);
+
+        // The banner's button: the server settings.
+        QVERIFY(!window.modelBar()->isHidden());
+        QCOMPARE(window.modelBarButton()->text(), QStringLiteral("Server settings…"));
+        bool focused = false;
+        QTimer::singleShot(0, [&] {
+            QWidget* modal = QApplication::activeModalWidget();
+            if (!modal) return;
+            if (auto* dialog = qobject_cast<SettingsDialog*>(modal))
+                focused = dialog->focusWidget() ==
+                          dialog->findChild<QPlainTextEdit*>(QStringLiteral("serversEdit"));
+            modal->close();
+        });
+        window.modelBarButton()->click();
+        QVERIFY(focused);
+
+        // A model name given: the engine is made without asking; its retries end the request.
+        settings.setRemoteModel(QStringLiteral("mtdesk-demo"));
+        window.loadConfiguredModel();
+        QTRY_COMPARE_WITH_TIMEOUT(controller.state(), TranslationController::State::Ready,
+                                  kTimeout);
+        window.resultInfo()->clear();
+        window.translateNow();
+        QVERIFY(controller.busy());
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.busy(), kTimeout);
+        QVERIFY2(window.resultInfo()->text().startsWith(QStringLiteral("Error:")),
+                 qPrintable(window.resultInfo()->text()));
+        QVERIFY(window.translation().isEmpty());
     }
 
     void windowUsesTheServers() {

@@ -32,14 +32,6 @@
         <translation>GPU precision tier:</translation>
     </message>
     <message>
-        <source>Context (KV cache) tokens:</source>
-        <translation>Context (KV cache) tokens:</translation>
-    </message>
-    <message>
-        <source>Maximum batch:</source>
-        <translation>Maximum batch:</translation>
-    </message>
-    <message>
         <source>Precision</source>
         <translation>Precision</translation>
     </message>
@@ -202,12 +194,20 @@ http://gpu2:8000</translation>
         <translation>Test connection</translation>
     </message>
     <message>
-        <source>INT8 KV cache (half the memory per token)</source>
-        <translation>INT8 KV cache (half the memory per token)</translation>
-    </message>
-    <message>
         <source>CPU precision tier:</source>
         <translation>CPU precision tier:</translation>
+    </message>
+    <message>
+        <source>GPU KV cache (tokens, all requests):</source>
+        <translation>GPU KV cache (tokens, all requests):</translation>
+    </message>
+    <message>
+        <source>GPU maximum batch:</source>
+        <translation>GPU maximum batch:</translation>
+    </message>
+    <message>
+        <source>GPU INT8 KV cache (half the memory per token)</source>
+        <translation>GPU INT8 KV cache (half the memory per token)</translation>
     </message>
 </context>
 <context>
@@ -873,6 +873,30 @@ http://gpu2:8000</translation>
         <source>Unchanged lines, as translated before</source>
         <translation>Unchanged lines, as translated before</translation>
     </message>
+    <message>
+        <source>Servers ready: model %1</source>
+        <translation>Servers ready: model %1</translation>
+    </message>
+    <message>
+        <source>Model %1 loaded</source>
+        <translation>Model %1 loaded</translation>
+    </message>
+    <message>
+        <source>Choose a model directory</source>
+        <translation>Choose a model directory</translation>
+    </message>
+    <message>
+        <source>Not a usable model</source>
+        <translation>Not a usable model</translation>
+    </message>
+    <message>
+        <source>%1 cannot be used as the model directory.</source>
+        <translation>%1 cannot be used as the model directory.</translation>
+    </message>
+    <message>
+        <source>Server settings…</source>
+        <translation>Server settings…</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -1045,6 +1069,28 @@ http://gpu2:8000</translation>
         <source>Automatic: fp32 when it fits in memory, else int8, else int4</source>
         <translation>Automatic: fp32 when it fits in memory, else int8, else int4</translation>
     </message>
+    <message>
+        <source>%1
+In use for this session only (given on the command line).</source>
+        <translation>%1
+In use for this session only (given on the command line).</translation>
+    </message>
+    <message>
+        <source>Only the GPU engine uses this. The CPU engine translates one request at a time with room for the model&apos;s %1 positions.</source>
+        <translation>Only the GPU engine uses this. The CPU engine translates one request at a time with room for the model&apos;s %1 positions.</translation>
+    </message>
+    <message>
+        <source>Only the GPU engine uses this. The CPU engine translates one request at a time with room for the model&apos;s own positions.</source>
+        <translation>Only the GPU engine uses this. The CPU engine translates one request at a time with room for the model&apos;s own positions.</translation>
+    </message>
+    <message>
+        <source>More than a batch can use: %1 requests × the model&apos;s %2 positions = %3 tokens. The rest is memory taken for nothing.</source>
+        <translation>More than a batch can use: %1 requests × the model&apos;s %2 positions = %3 tokens. The rest is memory taken for nothing.</translation>
+    </message>
+    <message>
+        <source>One request holds at most the model&apos;s %1 positions; the rest serves the other requests of a batch.</source>
+        <translation>One request holds at most the model&apos;s %1 positions; the rest serves the other requests of a batch.</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -1083,6 +1129,18 @@ http://gpu2:8000</translation>
     <message>
         <source>%1 (CPU)</source>
         <translation>%1 (CPU)</translation>
+    </message>
+    <message>
+        <source>Not translated: %1</source>
+        <translation>Not translated: %1</translation>
+    </message>
+    <message>
+        <source>remote: not connected</source>
+        <translation>remote: not connected</translation>
+    </message>
+    <message>
+        <source>remote: %1 (not connected)</source>
+        <translation>remote: %1 (not connected)</translation>
     </message>
 </context>
 </TS>

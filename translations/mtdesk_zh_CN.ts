@@ -32,14 +32,6 @@
         <translation>GPU 精度档：</translation>
     </message>
     <message>
-        <source>Context (KV cache) tokens:</source>
-        <translation>上下文（KV 缓存）词元数：</translation>
-    </message>
-    <message>
-        <source>Maximum batch:</source>
-        <translation>最大批量：</translation>
-    </message>
-    <message>
         <source>Precision</source>
         <translation>精度</translation>
     </message>
@@ -202,12 +194,20 @@ http://gpu2:8000</translation>
         <translation>测试连接</translation>
     </message>
     <message>
-        <source>INT8 KV cache (half the memory per token)</source>
-        <translation>INT8 KV 缓存（每个词元内存减半）</translation>
-    </message>
-    <message>
         <source>CPU precision tier:</source>
         <translation>CPU 精度档：</translation>
+    </message>
+    <message>
+        <source>GPU KV cache (tokens, all requests):</source>
+        <translation>GPU KV 缓存（词元数，所有请求合计）：</translation>
+    </message>
+    <message>
+        <source>GPU maximum batch:</source>
+        <translation>GPU 最大批量：</translation>
+    </message>
+    <message>
+        <source>GPU INT8 KV cache (half the memory per token)</source>
+        <translation>GPU INT8 KV 缓存（每个词元内存减半）</translation>
     </message>
 </context>
 <context>
@@ -862,6 +862,30 @@ http://gpu2:8000</translation>
         <source>Unchanged lines, as translated before</source>
         <translation>各行未改动，沿用之前的译文</translation>
     </message>
+    <message>
+        <source>Servers ready: model %1</source>
+        <translation>服务器已就绪：模型 %1</translation>
+    </message>
+    <message>
+        <source>Model %1 loaded</source>
+        <translation>模型 %1 已加载</translation>
+    </message>
+    <message>
+        <source>Choose a model directory</source>
+        <translation>选择模型目录</translation>
+    </message>
+    <message>
+        <source>Not a usable model</source>
+        <translation>不是可用的模型</translation>
+    </message>
+    <message>
+        <source>%1 cannot be used as the model directory.</source>
+        <translation>%1 不能用作模型目录。</translation>
+    </message>
+    <message>
+        <source>Server settings…</source>
+        <translation>服务器设置…</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::SettingsDialog</name>
@@ -1031,6 +1055,28 @@ http://gpu2:8000</translation>
         <source>Automatic: fp32 when it fits in memory, else int8, else int4</source>
         <translation>自动：内存足够时用 fp32，否则 int8，再否则 int4</translation>
     </message>
+    <message>
+        <source>%1
+In use for this session only (given on the command line).</source>
+        <translation>%1
+仅在本次会话中使用（由命令行指定）。</translation>
+    </message>
+    <message>
+        <source>Only the GPU engine uses this. The CPU engine translates one request at a time with room for the model&apos;s %1 positions.</source>
+        <translation>仅 GPU 引擎使用此项。CPU 引擎一次翻译一个请求，可容纳模型的 %1 个位置。</translation>
+    </message>
+    <message>
+        <source>Only the GPU engine uses this. The CPU engine translates one request at a time with room for the model&apos;s own positions.</source>
+        <translation>仅 GPU 引擎使用此项。CPU 引擎一次翻译一个请求，可容纳模型本身的位置数。</translation>
+    </message>
+    <message>
+        <source>More than a batch can use: %1 requests × the model&apos;s %2 positions = %3 tokens. The rest is memory taken for nothing.</source>
+        <translation>超出一个批次所能使用的量：%1 个请求 × 模型的 %2 个位置 = %3 个词元。多出的部分只会白占内存。</translation>
+    </message>
+    <message>
+        <source>One request holds at most the model&apos;s %1 positions; the rest serves the other requests of a batch.</source>
+        <translation>单个请求最多占用模型的 %1 个位置；其余部分供同一批次的其他请求使用。</translation>
+    </message>
 </context>
 <context>
     <name>mtdesk::ui::TranslationController</name>
@@ -1069,6 +1115,18 @@ http://gpu2:8000</translation>
     <message>
         <source>%1 (CPU)</source>
         <translation>%1（CPU）</translation>
+    </message>
+    <message>
+        <source>Not translated: %1</source>
+        <translation>未翻译：%1</translation>
+    </message>
+    <message>
+        <source>remote: not connected</source>
+        <translation>远程：未连接</translation>
+    </message>
+    <message>
+        <source>remote: %1 (not connected)</source>
+        <translation>远程：%1（未连接）</translation>
     </message>
 </context>
 </TS>

@@ -75,6 +75,33 @@ LivePanel::LivePanel(TranslationController* controller, QWidget* parent)
     form->addRow(throughputLabel_, throughput_);
     form->addRow(tr("First token"), ttft_);
     form->addRow(tr("Tokens/s"), tps_);
+    // As wide from the start as with figures, so that the panel does not widen (and the text
+    // panes shrink) when the first request finishes: five-digit figures (a tiny model on a
+    // fast computer makes thousands of tokens a second), each digit the font's widest.
+    const QFontMetrics metrics = fontMetrics();
+    QChar widest = QLatin1Char('0');
+    for (char c = '1'; c <= '9'; ++c)
+        if (metrics.horizontalAdvance(QLatin1Char(c)) > metrics.horizontalAdvance(widest))
+            widest = QLatin1Char(c);
+    // Measured as QLabel measures, with a digit to spare for the rounding of the glyphs.
+    const auto advance = [&](QString text) {
+        for (QChar& c : text)
+            if (c.isDigit()) c = widest;
+        return metrics.boundingRect(QRect(), Qt::AlignLeft, text).width() +
+               metrics.horizontalAdvance(widest);
+    };
+    Percentiles slow;
+    slow.last = slow.p50 = slow.p95 = 88888;
+    Percentiles narrow;
+    narrow.last = narrow.p50 = narrow.p95 = 88.8;
+    const int width =
+        std::max({advance(percentiles_text(slow, 0, tr("ms"))),
+                  advance(percentiles_text(slow, 1, tr("tok/s"))),
+                  advance(percentiles_text(narrow, 1, tr("tok/s"))),
+                  advance(tr("p50 %1 · p95 %2 ms").arg(figure(88888.0, 0), figure(88888.0, 0)))});
+    for (QLabel* l : {device_, tier_, memory_, vram_, queue_, batch_, ttft_, tps_, servers_,
+                      latency_, throughput_})
+        l->setMinimumWidth(width);
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
@@ -122,7 +149,10 @@ QWidget* LivePanel::makeChart(const QString& title, History& h) {
     auto* view = new QChartView(h.chart, this);
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumHeight(120);
-    view->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    view->setFocusPolicy(Qt::NoFocus);  // nothing to do there with the keyboard
+    // Its width hint follows the axis labels, which widen with the figures: the panel's width
+    // comes from the rows above instead.
+    view->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     view->setStyleSheet(QStringLiteral("background: transparent"));
     return view;
 }

@@ -4,9 +4,11 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QFileDialog>
 #include <QFrame>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -65,11 +67,16 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     }
     modelBarText_ = new QLabel(modelBar_);
     modelBarText_->setWordWrap(true);
-    auto* chooseModel = new QPushButton(tr("Choose model directory…"), modelBar_);
-    connect(chooseModel, &QPushButton::clicked, this, &MainWindow::showSettings);
+    modelBarButton_ = new QPushButton(tr("Choose model directory…"), modelBar_);
+    connect(modelBarButton_, &QPushButton::clicked, this, [this] {
+        if (modelBarServers_)
+            showServerSettings();
+        else
+            chooseModelDirectory();
+    });
     auto* barLayout = new QHBoxLayout(modelBar_);
     barLayout->addWidget(modelBarText_, 1);
-    barLayout->addWidget(chooseModel);
+    barLayout->addWidget(modelBarButton_);
     modelBar_->hide();
 
     // ---- languages and panes ----
@@ -93,6 +100,9 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     source_->setTabChangesFocus(true);
     target_ = new QPlainTextEdit(this);
     target_->setReadOnly(true);
+    // A cursor to see the focus and select with the keyboard; Tab goes on to the buttons.
+    target_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    target_->setTabChangesFocus(true);
     target_->setPlaceholderText(tr("Translation"));
 
     translateButton_ = new QPushButton(tr("Translate"), this);
@@ -130,6 +140,17 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     pairWarning_->setAutoFillBackground(true);
     pairWarning_->setPalette(modelBar_->palette());
     pairWarning_->setContentsMargins(8, 4, 8, 4);
+    // Its room is kept while it is hidden, and it is two lines high whatever it says, so that
+    // the pickers and panes stay put as it comes and goes while typing (all of a longer text
+    // is in the tooltip).
+    {
+        QSizePolicy policy = pairWarning_->sizePolicy();
+        policy.setRetainSizeWhenHidden(true);
+        pairWarning_->setSizePolicy(policy);
+        const QMargins m = pairWarning_->contentsMargins();
+        pairWarning_->setFixedHeight(2 * pairWarning_->fontMetrics().lineSpacing() + m.top() +
+                                     m.bottom());
+    }
     pairWarning_->hide();
 
     auto* central = new QWidget(this);
@@ -193,6 +214,19 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
             &MainWindow::onFinished);
     connect(&controller_, &TranslationController::error, this, &MainWindow::onError);
     connect(&controller_, &TranslationController::stateChanged, this, &MainWindow::onStateChanged);
+    // A model the user just chose: say that it is in use (replacing an older message).
+    connect(&controller_, &TranslationController::modelLoaded, this, [this](const QString& name) {
+        // A text that ended in an error (no engine could take it) is translated now.
+        if (retryOnLoad_ && !source_->toPlainText().trimmed().isEmpty()) debounce_->start();
+        retryOnLoad_ = false;
+        if (!announceLoad_) return;
+        announceLoad_ = false;
+        statusBar()->showMessage(controller_.remote() ? tr("Servers ready: model %1").arg(name)
+                                                      : tr("Model %1 loaded").arg(name),
+                                 10000);
+    });
+    connect(&controller_, &TranslationController::loadFailed, this,
+            [this] { announceLoad_ = false; });
     connect(&controller_, &TranslationController::busyChanged, this, &MainWindow::onStateChanged);
     // Documents: the controller's engine, new rows in the current languages, typing first (while
     // a typed request runs, the queue leaves it one of the engine's slots).
@@ -226,6 +260,15 @@ MainWindow::MainWindow(Settings& settings, TranslationController& controller, QW
     dock_->setVisible(settings_.livePanelVisible());
     documentsDock_->setVisible(jobQueue_->count() > 0);
     onStateChanged();
+    // Tab goes as the eye does: the pickers and ⇄, the text, its translation, the buttons,
+    // then the documents (the rest of the chain, in the order it was built).
+    setTabOrder(modelBarButton_, sourcePicker_);
+    setTabOrder(sourcePicker_, swapButton_);
+    setTabOrder(swapButton_, targetPicker_);
+    setTabOrder(targetPicker_, source_);
+    setTabOrder(source_, target_);
+    setTabOrder(target_, translateButton_);
+    setTabOrder(translateButton_, copyButton_);
     source_->setFocus();  // typing at once types text, not a language search
 }
 
@@ -237,7 +280,8 @@ MainWindow::~MainWindow() {
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Model directory…"), this, &MainWindow::showSettings);
+    QAction* open =
+        file->addAction(tr("&Model directory…"), this, &MainWindow::chooseModelDirectory);
     open->setShortcut(QKeySequence::Open);
     QAction* prefs = file->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
     // The platform's Preferences key first, where it has one (the menu shows the first);
@@ -297,7 +341,7 @@ void MainWindow::loadConfiguredModel() {
         controller_.useServers(settings_.remoteChoice());
         return;
     }
-    const QString dir = settings_.effectiveModelDirectory();
+    const QString dir = modelDirectoryInUse();
     if (dir.isEmpty()) {
         showModelBar(
             tr("No translation model yet. Choose a model directory (with config.json, "
@@ -309,13 +353,53 @@ void MainWindow::loadConfiguredModel() {
 }
 
 void MainWindow::loadModel(const QString& dir) {
+    sessionModel_ = dir.isEmpty() ? dir : QDir::cleanPath(QDir(dir).absolutePath());
+    startLoading(dir);
+}
+
+void MainWindow::startLoading(const QString& dir) {
     modelBar_->hide();
     useTrainedLanguages(app::trained_languages(dir.toStdString()));
     controller_.loadModel(dir);
 }
 
-void MainWindow::showModelBar(const QString& text) {
+QString MainWindow::modelDirectoryInUse() const {
+    return sessionModel_.isEmpty() ? settings_.effectiveModelDirectory() : sessionModel_;
+}
+
+void MainWindow::chooseModelDirectory() {
+    QString start = modelDirectoryInUse();
+    if (start.isEmpty()) start = QDir::homePath();
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Choose a model directory"), start);
+    if (!dir.isEmpty()) useModelDirectory(dir);
+}
+
+bool MainWindow::useModelDirectory(const QString& dir) {
+    const ModelCheck check = check_model_directory(dir);
+    if (!check.config) {
+        // Not modal for the caller: the window stays as it was, the box says why.
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Not a usable model"),
+                                    tr("%1 cannot be used as the model directory.").arg(dir),
+                                    QMessageBox::Ok, this);
+        box->setInformativeText(check.error);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        return false;
+    }
+    const QString clean = QDir::cleanPath(QDir(dir).absolutePath());
+    settings_.setModelDirectory(clean);
+    settings_.setEngineMode(Settings::EngineMode::Local);  // the model was asked for
+    sessionModel_.clear();
+    announceLoad_ = true;
+    startLoading(clean);
+    return true;
+}
+
+void MainWindow::showModelBar(const QString& text, bool servers) {
     modelBarText_->setText(text);
+    modelBarServers_ = servers;
+    modelBarButton_->setText(servers ? tr("Server settings…") : tr("Choose model directory…"));
     modelBar_->show();
 }
 
@@ -431,6 +515,12 @@ MainWindow::SameLanguage MainWindow::sameLanguage() const {
 }
 
 void MainWindow::updatePairWarning() {
+    // The banner's text may be longer than its two lines: all of it in the tooltip.
+    const auto show = [this](const QString& text) {
+        pairWarning_->setText(text);
+        pairWarning_->setToolTip(text);
+        pairWarning_->show();
+    };
     const std::vector<std::string>& trained = documents_->model()->trainedLanguages();
     const QString toCode = targetPicker_->currentCode();
     QString fromCode = sourcePicker_->currentCode();
@@ -439,15 +529,13 @@ void MainWindow::updatePairWarning() {
     const Language* from = fromCode.isEmpty() ? nullptr : find_language(fromCode.toStdString());
     // Said instead of the training warning: there is nothing to translate.
     if (const SameLanguage same = sameLanguage(); same != SameLanguage::No) {
-        pairWarning_->setText(
-            same == SameLanguage::Picked
-                ? tr("The source and the target language are both %1, so there is nothing to "
-                     "translate. Choose another target language.")
-                      .arg(language_display_name(toCode))
-                : tr("The text is already in %1 (detected), so it is shown unchanged. Choose "
-                     "its language as the source if it was detected wrongly.")
-                      .arg(language_display_name(toCode)));
-        pairWarning_->show();
+        show(same == SameLanguage::Picked
+                 ? tr("The source and the target language are both %1, so there is nothing to "
+                      "translate. Choose another target language.")
+                       .arg(language_display_name(toCode))
+                 : tr("The text is already in %1 (detected), so it is shown unchanged. Choose "
+                      "its language as the source if it was detected wrongly.")
+                       .arg(language_display_name(toCode)));
         return;
     }
     if (!to || !app::untrained_pair(trained, from, *to)) {
@@ -458,14 +546,12 @@ void MainWindow::updatePairWarning() {
     for (const std::string& code : trained)
         names << language_display_name(QString::fromStdString(code));
     const QString known = names.join(tr(", "));
-    pairWarning_->setText(
-        from ? tr("This model was trained to translate between English and %1 only: %2 → %3 is "
-                  "outside that, so expect a poor translation.")
-                   .arg(known, language_display_name(fromCode), language_display_name(toCode))
-             : tr("This model was trained to translate between English and %1 only: %2 is "
-                  "outside that, so expect a poor translation.")
-                   .arg(known, language_display_name(toCode)));
-    pairWarning_->show();
+    show(from ? tr("This model was trained to translate between English and %1 only: %2 → %3 is "
+                   "outside that, so expect a poor translation.")
+                    .arg(known, language_display_name(fromCode), language_display_name(toCode))
+              : tr("This model was trained to translate between English and %1 only: %2 is "
+                   "outside that, so expect a poor translation.")
+                    .arg(known, language_display_name(toCode)));
 }
 
 void MainWindow::translateNow() {
@@ -504,6 +590,8 @@ void MainWindow::onPartial(quint64 id, const QString& text) {
 
 void MainWindow::onFinished(quint64 id, const QString& text, const RequestStats& stats) {
     if (id != requestId_) return;
+    retryOnLoad_ = false;
+    targetInfo_->setToolTip(QString());
     translation_ = text;
     target_->setPlainText(text);
     copyButton_->setEnabled(!text.isEmpty());
@@ -523,6 +611,7 @@ void MainWindow::onFinished(quint64 id, const QString& text, const RequestStats&
 }
 
 void MainWindow::onError(const QString& message) {
+    retryOnLoad_ = true;
     targetInfo_->setText(tr("Error: %1").arg(message));
     targetInfo_->setToolTip(message);
     stateLabel_->setText(tr("Error: %1").arg(message));
@@ -573,7 +662,15 @@ void MainWindow::copyTranslation() {
 }
 
 void MainWindow::showSettings() {
-    const QString before = settings_.effectiveModelDirectory();
+    runSettings(false);
+}
+
+void MainWindow::showServerSettings() {
+    runSettings(true);
+}
+
+void MainWindow::runSettings(bool servers_page) {
+    const QString before = modelDirectoryInUse();
     // Everything the local engine is loaded with: a change reloads the model.
     const auto engine_settings = [this] {
         return QStringList{settings_.device(),
@@ -587,20 +684,31 @@ void MainWindow::showSettings() {
     const bool servers_before = settings_.engineMode() == Settings::EngineMode::Servers;
     const RemoteChoice remote_before = settings_.remoteChoice();
     SettingsDialog dialog(settings_, this);
+    // The model in use, also one given for this session only (kept while it stays chosen).
+    if (!sessionModel_.isEmpty()) dialog.setSessionModelDirectory(sessionModel_);
+    if (servers_page) dialog.showServerSettings();
     if (dialog.exec() != QDialog::Accepted) return;
+    statusBar()->clearMessage();  // notes of the old settings (glossary terms) are stale
+    if (!sessionModel_.isEmpty() &&
+        QDir::cleanPath(QDir(dialog.modelDirectory()).absolutePath()) != sessionModel_)
+        sessionModel_.clear();  // another model was chosen: the setting from now on
     applySettings();
-    const QString after = settings_.effectiveModelDirectory();
+    const QString after = modelDirectoryInUse();
     const bool servers = settings_.engineMode() == Settings::EngineMode::Servers;
     if (servers || servers_before) {
         // To, from or between servers: a new engine unless nothing about it changed.
         if (servers != servers_before || !servers || remote_before != settings_.remoteChoice() ||
-            controller_.state() != TranslationController::State::Ready)
+            controller_.state() != TranslationController::State::Ready) {
+            announceLoad_ = true;
             loadConfiguredModel();
+        }
     } else if (after.isEmpty()) {
         loadConfiguredModel();
     } else if (after != before || controller_.state() != TranslationController::State::Ready ||
                engine_before != engine_settings()) {
-        loadModel(after);  // a new model, or the same one on another device / tier / budget
+        // A new model, or the same one on another device / tier / budget.
+        announceLoad_ = true;
+        startLoading(after);
     }
 }
 
@@ -617,7 +725,7 @@ void MainWindow::onStateChanged() {
         stateLabel_->setText(remote ? tr("Connecting to the servers…") : tr("Loading the model…"));
     } else if (s == State::Failed && remote) {
         stateLabel_->setText(tr("The servers cannot be used"));
-        showModelBar(tr("The servers cannot be used: %1").arg(controller_.lastError()));
+        showModelBar(tr("The servers cannot be used: %1").arg(controller_.lastError()), true);
     } else if (s == State::Failed) {
         stateLabel_->setText(tr("The model could not be loaded"));
         showModelBar(tr("The model could not be loaded: %1").arg(controller_.lastError()));

@@ -45,8 +45,18 @@ class MainWindow : public QMainWindow {
     /// Loads the configured model (the setting, else the bundled demo model); without one,
     /// shows the bar that asks for a model directory.
     void loadConfiguredModel();
-    /// Loads `dir` for this session without changing the setting.
+    /// Loads `dir` for this session without changing the setting (what `gui --model` does):
+    /// the settings dialog shows it, and it stays in use until another model is chosen.
     void loadModel(const QString& dir);
+    /// The model directory in use on this computer: the one given for this session, else the
+    /// configured one (the setting, else the bundled demo model); "" when there is none.
+    QString modelDirectoryInUse() const;
+    /// Checks `dir` as the settings dialog does; a usable model becomes the setting (and this
+    /// computer the engine) and is loaded, otherwise a message box says why not. Returns
+    /// whether it was usable.
+    bool useModelDirectory(const QString& dir);
+    /// Asks for a folder and uses it as the model directory (File → Model directory…).
+    void chooseModelDirectory();
 
     /// Sends the source text now (what the debounce timer and Ctrl+Enter do).
     void translateNow();
@@ -54,6 +64,8 @@ class MainWindow : public QMainWindow {
     void copyTranslation();
     /// Opens the settings dialog; applies what was accepted.
     void showSettings();
+    /// Opens the settings dialog at the servers' fields (the servers banner's button).
+    void showServerSettings();
 
     QPlainTextEdit* sourceEdit() const { return source_; }
     QPlainTextEdit* targetEdit() const { return target_; }
@@ -76,6 +88,12 @@ class MainWindow : public QMainWindow {
     /// shows it with line ends normalised).
     QString translation() const { return translation_; }
     int textPointSize() const;  ///< the panes' current font size
+    /// The line under the result: the last translation's figures, or its error.
+    QLabel* resultInfo() const { return targetInfo_; }
+    /// The bar above the panes shown while there is no usable model or the servers fail, and
+    /// its button (choose a model directory, or the server settings).
+    QFrame* modelBar() const { return modelBar_; }
+    QPushButton* modelBarButton() const { return modelBarButton_; }
 
   public slots:
     void zoomIn();
@@ -112,7 +130,14 @@ class MainWindow : public QMainWindow {
     void useTrainedLanguages(std::vector<std::string> languages);
     void applyFontSize(int points);
     void applySettings();
-    void showModelBar(const QString& text);
+    /// Opens the settings dialog (at the servers' fields with `servers`); applies what was
+    /// accepted.
+    void runSettings(bool servers);
+    /// Starts loading `dir` on this computer (setting nothing).
+    void startLoading(const QString& dir);
+    /// The bar with `text`; its button opens the server settings (`servers`) or asks for a
+    /// model directory.
+    void showModelBar(const QString& text, bool servers = false);
     bool handleDrag(QEvent* event);  // true when the event carried local files and was taken
 
     Settings& settings_;
@@ -132,6 +157,11 @@ class MainWindow : public QMainWindow {
     QLabel* pairWarning_;
     QFrame* modelBar_;
     QLabel* modelBarText_;
+    QPushButton* modelBarButton_;
+    bool modelBarServers_ = false;  // the bar's button opens the server settings
+    QString sessionModel_;          // loadModel(): in use instead of the setting, until changed
+    bool announceLoad_ = false;     // say in the status bar when the model has loaded
+    bool retryOnLoad_ = false;      // the last request ended in an error: retried on a load
     QDockWidget* dock_;
     LivePanel* livePanel_;
     QLabel* modelLabel_;

@@ -332,6 +332,22 @@ QString SettingsDialog::modelDirectory() const {
     return ui_->modelDirEdit->text().trimmed();
 }
 
+void SettingsDialog::setSessionModelDirectory(const QString& dir) {
+    sessionModel_ = QDir::cleanPath(QDir(dir).absolutePath());
+    setModelDirectory(sessionModel_);
+}
+
+void SettingsDialog::showServerSettings() {
+    ui_->tabs->setCurrentWidget(ui_->generalTab);
+    ui_->serversEdit->setFocus();
+}
+
+bool SettingsDialog::showsSessionModel() const {
+    const QString dir = modelDirectory();
+    return !sessionModel_.isEmpty() && !dir.isEmpty() &&
+           QDir::cleanPath(QDir(dir).absolutePath()) == sessionModel_;
+}
+
 QString SettingsDialog::modelMessage() const {
     return ui_->modelStatusLabel->text();
 }
@@ -356,7 +372,11 @@ void SettingsDialog::validate() {
         valid_ = check.config.has_value();
         config_ = check.config;
         showRecommendedSampling(check.recommended);
-        if (valid_) {
+        if (valid_ && showsSessionModel()) {
+            ui_->modelStatusLabel->setText(
+                tr("%1\nIn use for this session only (given on the command line).")
+                    .arg(check.summary));
+        } else if (valid_) {
             ui_->modelStatusLabel->setText(check.summary);
         } else {
             ui_->modelStatusLabel->setText(check.error);
@@ -423,6 +443,7 @@ void SettingsDialog::updateEstimates() {
                 e, !e || !available_memory_ || e->total() <= usable_cpu_memory(*available_memory_));
     }
     const cuda::DeviceInfo* gpu = chosenGpu();
+    updateGpuFields();
     for (Tier t : tiers) {
         std::optional<MemoryEstimate> e;
         if (config_)
@@ -433,6 +454,58 @@ void SettingsDialog::updateEstimates() {
                 e, !e || !gpu || static_cast<int64_t>(e->total()) <= gpu->free_bytes);
     }
     fitTable();
+}
+
+void SettingsDialog::updateGpuFields() {
+    // Only the GPU engine has a KV budget and a batch; the CPU engine takes one request at a
+    // time with room for the model's own positions, so there they would mislead.
+    const bool gpu = chosenGpu() != nullptr;
+    const QString positions =
+        config_ ? QLocale().toString(static_cast<qint64>(config_->max_position_embeddings))
+                : QString();
+    const QString why =
+        gpu ? QString()
+        : config_
+            ? tr("Only the GPU engine uses this. The CPU engine translates one request at a time "
+                 "with room for the model's %1 positions.")
+                  .arg(positions)
+            : tr("Only the GPU engine uses this. The CPU engine translates one request at a "
+                 "time with room for the model's own positions.");
+    for (QWidget* w :
+         {static_cast<QWidget*>(ui_->contextSpin), static_cast<QWidget*>(ui_->contextCaption),
+          static_cast<QWidget*>(ui_->batchSpin), static_cast<QWidget*>(ui_->batchCaption),
+          static_cast<QWidget*>(ui_->int8KvCheck)}) {
+        w->setEnabled(gpu);
+        w->setToolTip(why);
+    }
+    // The budget is shared by a batch's requests, each of at most the model's positions: more
+    // than the batch can hold is memory taken for nothing. Said also while the CPU is chosen:
+    // the values are kept for a GPU.
+    QString warning;
+    if (config_) {
+        const qint64 most = config_->max_position_embeddings;
+        const qint64 usable = most * ui_->batchSpin->value();
+        if (ui_->contextSpin->value() > usable)
+            warning = tr("More than a batch can use: %1 requests × the model's %2 positions = %3 "
+                         "tokens. The rest is memory taken for nothing.")
+                          .arg(ui_->batchSpin->value())
+                          .arg(positions, QLocale().toString(usable));
+        else if (ui_->contextSpin->value() > most)
+            warning = tr("One request holds at most the model's %1 positions; the rest serves the "
+                         "other requests of a batch.")
+                          .arg(positions);
+    }
+    QPalette pal = palette();
+    if (config_ &&
+        ui_->contextSpin->value() > config_->max_position_embeddings * ui_->batchSpin->value())
+        pal.setColor(QPalette::WindowText, QColor(0xc0, 0x1c, 0x28));
+    ui_->contextWarningLabel->setPalette(pal);
+    ui_->contextWarningLabel->setText(warning);
+    ui_->contextWarningLabel->setVisible(!warning.isEmpty());
+}
+
+QString SettingsDialog::contextWarning() const {
+    return ui_->contextWarningLabel->isHidden() ? QString() : ui_->contextWarningLabel->text();
 }
 
 const cuda::DeviceInfo* SettingsDialog::chosenGpu() const {
@@ -603,7 +676,9 @@ void SettingsDialog::accept() {
     settings_.setApiKey(ui_->apiKeyEdit->text().trimmed());
     settings_.setRemoteConcurrency(ui_->concurrencySpin->value());
     const QString dir = modelDirectory();
-    if (valid_)  // with "Servers" chosen the directory box may hold anything meanwhile
+    // With "Servers" chosen the directory box may hold anything meanwhile; a model given for
+    // this session only is not saved.
+    if (valid_ && !showsSessionModel())
         settings_.setModelDirectory(dir.isEmpty() ? dir
                                                   : QDir::cleanPath(QDir(dir).absolutePath()));
     settings_.setDevice(ui_->deviceCombo->currentData().toString());

@@ -49,9 +49,16 @@ class SettingsDialog : public QDialog {
     /// Sets the model directory field and validates it, as choosing it with Browse… does.
     void setModelDirectory(const QString& dir);
     QString modelDirectory() const;
+    /// Shows `dir`, the model given for this session only (`gui --model`), as the model
+    /// directory; accepting it unchanged leaves the saved setting as it was.
+    void setSessionModelDirectory(const QString& dir);
+    /// Brings the servers' fields into view and focus (the window's "Server settings…").
+    void showServerSettings();
     /// The inline message under the model directory ("" when none).
     QString modelMessage() const;
     bool modelValid() const { return valid_; }
+    /// The note under the GPU KV budget when it exceeds the model's positions ("" when none).
+    QString contextWarning() const;
 
     /// Adds the terms of a glossary file (TSV / CSV, see glossary.h; languages left empty
     /// mean any language) that the table does not have yet. Returns false, with the problem
@@ -94,7 +101,12 @@ class SettingsDialog : public QDialog {
     void fitTable();
     void browse();
     void validate();
+    /// Whether the model directory box holds the session's model (setSessionModelDirectory).
+    bool showsSessionModel() const;
     void updateEstimates();
+    /// Enables the GPU-only fields (KV budget, batch, INT8 KV) when the engine is a GPU's,
+    /// and warns when the budget exceeds what a batch of the model's positions can use.
+    void updateGpuFields();
     /// The GPU the device box names ("Automatic": the first), or null for the CPU / no GPU.
     const cuda::DeviceInfo* chosenGpu() const;
     void updateSamplingEnabled();
@@ -120,6 +132,7 @@ class SettingsDialog : public QDialog {
     std::optional<ModelConfig> config_;
     std::optional<std::size_t> available_memory_;  // host memory available when opened
     bool valid_ = false;
+    QString sessionModel_;      // setSessionModelDirectory(), cleaned; "" = none
     QString connectionReport_;  // the connection label's text, plain
     GlossaryModel* glossaryModel_ = nullptr;
     int testing_ = 0;         // connection tests running

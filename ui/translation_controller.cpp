@@ -23,6 +23,7 @@
 #include "mtdesk/translate/translator.h"
 #include "remote/connection_test.h"
 #include "remote/remote_engine.h"
+#include "remote/server_url.h"
 
 namespace mtdesk::ui {
 
@@ -242,6 +243,8 @@ struct TranslationController::Shared {
     // The loaded model's engine: set and reset by the worker; typed requests go through it, and
     // the UI thread hands it out (engine()) to the document queue.
     std::shared_ptr<TranslationEngine> engine;
+    // The servers asked for last (useServers), for the live panel while no engine is up.
+    std::optional<RemoteChoice> remote;
 
     // Read by the worker's cancellation check at every token, without the lock.
     std::atomic<quint64> newest{0};
@@ -303,6 +306,7 @@ void TranslationController::loadModel(const QString& dir) {
         std::lock_guard lock(shared_->m);
         shared_->load = directory;
         shared_->load_remote.reset();
+        shared_->remote.reset();
         shared_->clearLines();
         shared_->load_generation = ++load_generation_;
         shared_->abort = true;  // the running translation ends at its next token
@@ -324,6 +328,7 @@ void TranslationController::useServers(const RemoteChoice& servers) {
         std::lock_guard lock(shared_->m);
         shared_->load = QString();
         shared_->load_remote = servers;
+        shared_->remote = servers;
         shared_->clearLines();
         shared_->load_generation = ++load_generation_;
         shared_->abort = true;
@@ -335,6 +340,19 @@ void TranslationController::useServers(const RemoteChoice& servers) {
 quint64 TranslationController::translate(const QString& text, const QString& from,
                                          const QString& to) {
     const quint64 id = ++latest_id_;
+    if (state_ == State::Failed) {
+        // Nothing can translate it until another model or servers are loaded: said now rather
+        // than left waiting in the queue.
+        {
+            std::lock_guard lock(shared_->m);
+            shared_->pending.reset();
+            shared_->newest = id;
+        }
+        post([this, id, message = tr("Not translated: %1").arg(last_error_)] {
+            if (id == latest_id_) emit error(message);
+        });
+        return id;
+    }
     {
         std::lock_guard lock(shared_->m);
         shared_->pending = Request{id, text, from, to, shared_->options, shared_->lines_generation};
@@ -397,10 +415,27 @@ EngineStats TranslationController::stats() const {
     s.tier = tr("fp32 (CPU)");
     s.ram_bytes = process_resident_bytes();
     std::shared_ptr<TranslationEngine> engine;
+    std::optional<RemoteChoice> servers;
     {
         std::lock_guard lock(shared_->m);
         engine = shared_->engine;
+        servers = shared_->remote;
         s.queue_depth = shared_->pending ? 1 : 0;
+    }
+    if (servers && !engine) {
+        // Servers chosen but not (yet) in use: them, none answering, rather than this computer.
+        std::vector<std::string> labels;
+        for (const QString& url : servers->servers) {
+            if (url.trimmed().isEmpty()) continue;
+            const auto parsed = remote::parse_server_url(url.trimmed().toStdString());
+            labels.push_back(parsed ? parsed->label() : url.trimmed().toStdString());
+        }
+        s.device = QString::fromStdString(remote::describe_servers(labels));
+        s.tier = servers->model.isEmpty() ? tr("remote: not connected")
+                                          : tr("remote: %1 (not connected)").arg(servers->model);
+        RemoteStatistics r;
+        r.servers = static_cast<int>(labels.size());
+        s.remote = r;
     }
     {
         Figures& f = *shared_->figures;
@@ -518,10 +553,22 @@ void TranslationController::run() {
                     emit modelLoaded(modelName());
                 });
             } else {
-                post([this, failure] {
+                post([this, failure, generation] {
+                    if (generation != load_generation_) return;  // another load was asked for
                     last_error_ = failure;
                     setState(State::Failed);
                     emit loadFailed(failure);
+                    // A request waiting for this engine will not be served: it ends with the
+                    // error instead of waiting in the queue for good.
+                    if (busy_) {
+                        {
+                            std::lock_guard lock(shared_->m);
+                            shared_->pending.reset();
+                        }
+                        busy_ = false;
+                        emit busyChanged(false);
+                        emit error(tr("Not translated: %1").arg(failure));
+                    }
                 });
             }
             continue;
