@@ -4,6 +4,7 @@
 // 2 usage error. Errors are printed to stderr; run_cli prints what they throw (UsageError: exit
 // 2, any other exception: exit 1).
 
+#include <QList>
 #include <QString>
 #include <QStringList>
 
@@ -17,6 +18,8 @@
 class QCommandLineParser;
 
 namespace mtdesk::app {
+
+struct PlaceholderNote;
 
 /// A command line that is wrong in itself, whatever the machine and the files: an unknown or
 /// missing option, a value an option does not take, an unknown language, options that exclude
@@ -52,5 +55,12 @@ void write_stdout(std::string_view bytes);
 /// glossary terms missing from the translation: "src" -> "tgt", ..." (nothing when `missing` is
 /// empty). `where` names the segment ("stdin: line 3", "notes.txt: segment 2").
 void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntry>& missing);
+
+/// The notes on stderr after a document is written, the same for a local model and for
+/// servers: "mtdesk: FILE: N segments may have lost placeholders (segment 2: lost **; ...)"
+/// naming the first three of `notes`, when `placeholder_issues` (all of them) is not 0; and
+/// "mtdesk: FILE: N entries marked fuzzy ..." when `marked_for_review` is not 0.
+void report_document_checks(const QString& file, int placeholder_issues,
+                            const QList<PlaceholderNote>& notes, int marked_for_review);
 
 }  // namespace mtdesk::app

@@ -20,6 +20,7 @@
 #include "documents/document.h"
 #include "documents/placeholders.h"
 #include "engine_options.h"
+#include "job_queue.h"
 #include "mtdesk/cuda/cuda_engine.h"
 #include "mtdesk/error.h"
 #include "mtdesk/quant/tiers.h"
@@ -141,27 +142,6 @@ SamplingParams apply_sampling_options(SamplingParams sp, const SamplingOptions& 
     return sp;
 }
 
-// Segments whose translation lost or gained a placeholder (%s, {name}, a tag, a URL): PO
-// files mark them fuzzy themselves; here they are counted, with the first few named.
-void report_placeholders(const QString& file,
-                         const std::vector<documents::PlaceholderIssue>& issues) {
-    if (issues.empty()) return;
-    std::string detail;
-    for (std::size_t k = 0; k < issues.size() && k < 3; ++k) {
-        const documents::PlaceholderIssue& issue = issues[k];
-        std::string what;
-        for (const std::string& m : issue.missing)
-            what += (what.empty() ? "lost " : ", ") + m;
-        for (const std::string& a : issue.added)
-            what += (what.empty() ? "added " : ", added ") + a;
-        detail += (detail.empty() ? "" : "; ") + std::string("segment ") +
-                  std::to_string(issue.segment + 1) + ": " + what;
-    }
-    if (issues.size() > 3) detail += "; ...";
-    std::fprintf(stderr, "mtdesk: %s: %zu segment%s may have lost placeholders (%s)\n",
-                 qPrintable(file), issues.size(), issues.size() > 1 ? "s" : "", detail.c_str());
-}
-
 /// Submits a job and waits for its outcome.
 JobOutcome run_job(TranslationEngine& engine, TranslationJob job) {
     auto promise = std::make_shared<std::promise<JobOutcome>>();
@@ -181,6 +161,31 @@ void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntr
         terms += (terms.empty() ? "\"" : ", \"") + e.source + "\" -> \"" + e.target + "\"";
     std::fprintf(stderr, "mtdesk: %s: glossary term%s missing from the translation: %s\n",
                  where.c_str(), missing.size() > 1 ? "s" : "", terms.c_str());
+}
+
+void report_document_checks(const QString& file, int placeholder_issues,
+                            const QList<PlaceholderNote>& notes, int marked_for_review) {
+    if (placeholder_issues > 0) {
+        std::string detail;
+        for (const PlaceholderNote& note : notes.mid(0, 3)) {
+            std::string what;
+            for (const QString& m : note.missing)
+                what += (what.empty() ? "lost " : ", ") + m.toStdString();
+            for (const QString& a : note.added)
+                what += (what.empty() ? "added " : ", added ") + a.toStdString();
+            detail += (detail.empty() ? "" : "; ") + std::string("segment ") +
+                      std::to_string(note.segment) + ": " + what;
+        }
+        if (placeholder_issues > 3) detail += "; ...";
+        std::fprintf(stderr, "mtdesk: %s: %d segment%s may have lost placeholders (%s)\n",
+                     qPrintable(file), placeholder_issues, placeholder_issues > 1 ? "s" : "",
+                     detail.c_str());
+    }
+    if (marked_for_review > 0)
+        std::fprintf(stderr,
+                     "mtdesk: %s: %d entr%s marked fuzzy with the source text kept (the "
+                     "translation was empty, or changed placeholders or line breaks)\n",
+                     qPrintable(file), marked_for_review, marked_for_review == 1 ? "y" : "ies");
 }
 
 void warn_about_source(const std::vector<std::string>& langs, const Language* from,
@@ -412,13 +417,14 @@ int cmd_translate(const QStringList& args) {
                          qPrintable(target), doc.segments.size(),
                          doc.segments.size() == 1 ? "" : "s",
                          format_duration(bar.elapsed()).c_str());
-            report_placeholders(file, documents::check_placeholders(doc, translations));
-            if (const std::size_t n = format->entries_marked_for_review(doc, translations)) {
-                std::fprintf(stderr,
-                             "mtdesk: %s: %zu entr%s marked fuzzy with the source text kept (the "
-                             "translation was empty, or changed placeholders or line breaks)\n",
-                             qPrintable(file), n, n == 1 ? "y" : "ies");
-            }
+            const std::vector<documents::PlaceholderIssue> issues =
+                documents::check_placeholders(doc, translations);
+            QList<PlaceholderNote> notes;
+            for (std::size_t k = 0; k < issues.size() && k < 3; ++k)
+                notes.append(PlaceholderNote::of(issues[k]));
+            report_document_checks(
+                file, static_cast<int>(issues.size()), notes,
+                static_cast<int>(format->entries_marked_for_review(doc, translations)));
         } catch (const FileError& e) {
             // One broken file does not stop the others.
             bar.finish();

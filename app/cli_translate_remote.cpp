@@ -35,36 +35,6 @@ std::string utf8(const QString& s) {
     return s.toStdString();
 }
 
-// What the queue's checks found in a written document, in the words of the local path
-// (cli_translate.cpp): segments that lost or gained placeholders, the first few named, and
-// entries marked fuzzy.
-void report_checks(const DocumentJob& row) {
-    if (row.placeholder_issues > 0) {
-        QStringList detail;
-        for (const PlaceholderNote& note : row.placeholder_notes.mid(0, 3)) {
-            QStringList what;
-            for (const QString& m : note.missing)
-                what << (what.isEmpty() ? QStringLiteral("lost ") : QString()) + m;
-            for (const QString& a : note.added)
-                what << QStringLiteral("added ") + a;
-            detail << QStringLiteral("segment %1: %2")
-                          .arg(note.segment)
-                          .arg(what.join(QStringLiteral(", ")));
-        }
-        if (row.placeholder_issues > 3) detail << QStringLiteral("...");
-        std::fprintf(stderr, "mtdesk: %s: %d segment%s may have lost placeholders (%s)\n",
-                     qPrintable(row.source_path), row.placeholder_issues,
-                     row.placeholder_issues > 1 ? "s" : "",
-                     qPrintable(detail.join(QStringLiteral("; "))));
-    }
-    if (const int n = row.marked_for_review) {
-        std::fprintf(stderr,
-                     "mtdesk: %s: %d entr%s marked fuzzy with the source text kept (the "
-                     "translation was empty, or changed placeholders or line breaks)\n",
-                     qPrintable(row.source_path), n, n == 1 ? "y" : "ies");
-    }
-}
-
 // The files through the document job queue, one row each, until every row has ended.
 int translate_files(std::shared_ptr<TranslationEngine> engine, const QStringList& files,
                     const PromptRequest& request, const Glossary& glossary,
@@ -119,7 +89,8 @@ int translate_files(std::shared_ptr<TranslationEngine> engine, const QStringList
                          qPrintable(row.output_path), row.segments_total,
                          row.segments_total == 1 ? "" : "s",
                          format_duration(static_cast<double>(row.elapsed_ms) / 1000.0).c_str());
-            report_checks(row);
+            report_document_checks(row.source_path, row.placeholder_issues, row.placeholder_notes,
+                                   row.marked_for_review);
         } else {
             std::fprintf(stderr, "mtdesk: %s\n", qPrintable(row.error));
             ++failures;

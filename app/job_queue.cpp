@@ -122,6 +122,16 @@ struct JobQueue::Link {
 };
 
 /// A document read on the I/O thread.
+PlaceholderNote PlaceholderNote::of(const documents::PlaceholderIssue& issue) {
+    PlaceholderNote note;
+    note.segment = static_cast<int>(issue.segment) + 1;
+    for (const std::string& m : issue.missing)
+        note.missing.append(utf8(m));
+    for (const std::string& a : issue.added)
+        note.added.append(utf8(a));
+    return note;
+}
+
 struct JobQueue::Loaded {
     std::shared_ptr<Document> doc;
     const DocumentFormat* format = nullptr;
@@ -717,13 +727,7 @@ void JobQueue::startWrite(Job& job) {
             written->placeholder_issues = static_cast<int>(issues.size());
             for (const documents::PlaceholderIssue& issue : issues) {
                 if (written->placeholder_notes.size() >= kMaxPlaceholderNotes) break;
-                PlaceholderNote note;
-                note.segment = static_cast<int>(issue.segment) + 1;
-                for (const std::string& m : issue.missing)
-                    note.missing.append(utf8(m));
-                for (const std::string& a : issue.added)
-                    note.added.append(utf8(a));
-                written->placeholder_notes.append(note);
+                written->placeholder_notes.append(PlaceholderNote::of(issue));
             }
             written->marked_for_review =
                 static_cast<int>(format->entries_marked_for_review(*doc, translations));

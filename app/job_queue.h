@@ -44,6 +44,10 @@ struct JobOutcome;
 
 namespace mtdesk::app {
 
+namespace documents {
+struct PlaceholderIssue;
+}
+
 /// Where a document job is.
 enum class JobState {
     Queued,     ///< waiting for the engine (or for its turn)
@@ -59,6 +63,9 @@ struct PlaceholderNote {
     int segment = 0;      ///< 1-based, as the command line counts
     QStringList missing;  ///< in the source, not in the translation ("**", "%s")
     QStringList added;    ///< in the translation, not in the source
+
+    /// The note of one finding of documents::check_placeholders.
+    static PlaceholderNote of(const documents::PlaceholderIssue& issue);
 };
 
 /// A snapshot of one row of the queue.
