@@ -14,6 +14,7 @@
 
 #include "mtdesk/error.h"
 #include "mtdesk/translate/glossary.h"
+#include "mtdesk/translate/languages.h"
 
 class QCommandLineParser;
 
@@ -55,6 +56,16 @@ void write_stdout(std::string_view bytes);
 /// glossary terms missing from the translation: "src" -> "tgt", ..." (nothing when `missing` is
 /// empty). `where` names the segment ("stdin: line 3", "notes.txt: segment 2").
 void warn_missing_terms(const std::string& where, const std::vector<GlossaryEntry>& missing);
+
+/// Warnings on stderr about the source language of one input (`where` names it, e.g. "stdin";
+/// empty for none). `from` is --from; without it the language is detected in `text`
+/// (detect_source_language). When the text reliably is in the target language `to` already:
+/// a warning that says so (the translation still runs). Otherwise, when `langs` is not empty
+/// (the model was trained for English <-> these only; trained_languages()) and the pair is
+/// outside that: a warning naming the pair, with "(undetected)" for a source that was not
+/// found (then only the target is checked).
+void warn_about_source(const std::vector<std::string>& langs, const Language* from,
+                       const Language& to, std::string_view text, const std::string& where);
 
 /// The notes on stderr after a document is written, the same for a local model and for
 /// servers: "mtdesk: FILE: N segments may have lost placeholders (segment 2: lost **; ...)"

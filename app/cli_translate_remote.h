@@ -8,7 +8,6 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "mtdesk/translate/glossary.h"
@@ -16,16 +15,6 @@
 #include "mtdesk/translate/translator.h"
 
 namespace mtdesk::app {
-
-/// Warnings on stderr about the source language of one input (`where` names it, e.g. "stdin";
-/// empty for none). `from` is --from; without it the language is detected in `text`
-/// (detect_source_language). When the text reliably is in the target language `to` already:
-/// a warning that says so (the translation still runs). Otherwise, when `langs` is not empty
-/// (the model was trained for English <-> these only; trained_languages()) and the pair is
-/// outside that: a warning naming the pair, with "(undetected)" for a source that was not
-/// found (then only the target is checked). (cli_translate.cpp)
-void warn_about_source(const std::vector<std::string>& langs, const Language* from,
-                       const Language& to, std::string_view text, const std::string& where);
 
 /// The options of `mtdesk translate` for servers: --server, --api-key, --remote-model,
 /// --concurrency, --timeout, --ca-cert.
